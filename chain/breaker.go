@@ -1,0 +1,214 @@
+package chain
+
+import (
+	"fmt"
+	"time"
+)
+
+// Breaker states as stored in Breaker.State. The empty string is closed.
+const (
+	BreakerClosed   = "closed"
+	BreakerOpen     = "open"
+	BreakerHalfOpen = "half_open"
+)
+
+// maxBreakerEvents bounds Breaker.Events so that a busy provider's stored
+// state stays small; only the most recent events are kept.
+const maxBreakerEvents = 64
+
+// BreakerSettings tunes a circuit breaker. The zero value of every field
+// means its default: Window 10m, MinSamples 4, FailureRate 0.5, Cooldown 2m,
+// MaxCooldown 1h, CloseAfter 2.
+type BreakerSettings struct {
+	Window      time.Duration // sliding window of recorded calls
+	MinSamples  int           // calls in the window before the rate counts
+	FailureRate float64       // share of failures in the window that opens the circuit
+	Cooldown    time.Duration // first open period; doubles on each failed probe
+	MaxCooldown time.Duration // ceiling of the doubled cooldown
+	CloseAfter  int           // consecutive probe successes that close the circuit
+}
+
+// WithDefaults returns s with every zero field set to its default.
+func (s BreakerSettings) WithDefaults() BreakerSettings {
+	if s.Window <= 0 {
+		s.Window = 10 * time.Minute
+	}
+	if s.MinSamples <= 0 {
+		s.MinSamples = 4
+	}
+	if s.FailureRate <= 0 {
+		s.FailureRate = 0.5
+	}
+	if s.Cooldown <= 0 {
+		s.Cooldown = 2 * time.Minute
+	}
+	if s.MaxCooldown <= 0 {
+		s.MaxCooldown = time.Hour
+	}
+	if s.MaxCooldown < s.Cooldown {
+		s.MaxCooldown = s.Cooldown
+	}
+	if s.CloseAfter <= 0 {
+		s.CloseAfter = 2
+	}
+	return s
+}
+
+// BreakerEvent is one recorded call in the breaker's sliding window.
+type BreakerEvent struct {
+	At   time.Time `json:"at"`
+	Fail bool      `json:"fail"`
+}
+
+// Breaker is the persisted circuit breaker of one provider (closed → open →
+// half-open → closed). Its zero value is a closed breaker with no history.
+// It is plain data: it is not safe for concurrent use, and callers mutate it
+// inside Store.UpdateProviderState so that several processes see one state.
+// Every method is a pure function of the receiver, the settings and now.
+//
+// Only 5xx answers, timeouts and broken streams are failures; any answer
+// (even one the quality gate rejects) is a success; 429s are not recorded at
+// all. Results recorded while the circuit is open (calls that started before
+// it opened) are ignored.
+type Breaker struct {
+	State    string         `json:"state"`            // BreakerClosed, BreakerOpen, BreakerHalfOpen; "" = closed
+	Events   []BreakerEvent `json:"events,omitempty"` // sliding window (closed state only)
+	OpenedAt time.Time      `json:"opened_at,omitempty"`
+	// Cooldown is the current open period; 0 means the settings' Cooldown.
+	Cooldown time.Duration `json:"cooldown,omitempty"`
+	// Successes counts consecutive successful probes in half-open.
+	Successes int `json:"successes,omitempty"`
+	// ProbeAt is when the current half-open probe was let through; zero when
+	// none is in flight. A probe whose result never came (a killed process)
+	// expires after the cooldown, so the breaker cannot stick half-open.
+	ProbeAt time.Time `json:"probe_at,omitempty"`
+}
+
+// Current returns the state name, with "" reported as BreakerClosed.
+func (b *Breaker) Current() string {
+	if b.State == "" {
+		return BreakerClosed
+	}
+	return b.State
+}
+
+// Until returns when an open circuit lets its next probe through (zero when
+// the circuit is not open). It is the "until" of a circuit_open skip.
+func (b *Breaker) Until(s BreakerSettings) time.Time {
+	if b.Current() != BreakerOpen {
+		return time.Time{}
+	}
+	return b.OpenedAt.Add(b.cooldown(s.WithDefaults()))
+}
+
+func (b *Breaker) cooldown(s BreakerSettings) time.Duration {
+	if b.Cooldown > 0 {
+		return b.Cooldown
+	}
+	return s.Cooldown
+}
+
+// Allow reports whether a call may be made now. An open circuit whose
+// cooldown has passed moves to half-open (returned as a Transition) and lets
+// one probe through; while that probe is in flight further calls are refused.
+// A closed circuit always allows.
+func (b *Breaker) Allow(s BreakerSettings, now time.Time) (ok bool, tr *Transition) {
+	s = s.WithDefaults()
+	switch b.Current() {
+	case BreakerOpen:
+		if now.Before(b.OpenedAt.Add(b.cooldown(s))) {
+			return false, nil
+		}
+		tr = b.move(BreakerHalfOpen, now, fmt.Sprintf("cooldown %s over, probing", b.cooldown(s)))
+		b.Successes = 0
+		b.ProbeAt = now
+		return true, tr
+	case BreakerHalfOpen:
+		if !b.ProbeAt.IsZero() && now.Before(b.ProbeAt.Add(b.cooldown(s))) {
+			return false, nil
+		}
+		b.ProbeAt = now
+		return true, nil
+	default:
+		return true, nil
+	}
+}
+
+// Record records the result of one call (failure: 5xx, timeout, broken
+// stream) and returns the transition it caused, or nil. A closed circuit
+// opens when its window holds at least MinSamples calls and the failure
+// share reaches FailureRate. A failed half-open probe reopens the circuit
+// with its cooldown doubled (at most MaxCooldown); CloseAfter consecutive
+// successful probes close it and reset the cooldown.
+func (b *Breaker) Record(s BreakerSettings, now time.Time, failure bool) *Transition {
+	s = s.WithDefaults()
+	switch b.Current() {
+	case BreakerOpen:
+		return nil
+	case BreakerHalfOpen:
+		b.ProbeAt = time.Time{}
+		if failure {
+			next := b.cooldown(s) * 2
+			if next > s.MaxCooldown {
+				next = s.MaxCooldown
+			}
+			b.Cooldown = next
+			b.OpenedAt = now
+			b.Successes = 0
+			return b.move(BreakerOpen, now, fmt.Sprintf("probe failed, cooldown %s", next))
+		}
+		b.Successes++
+		if b.Successes < s.CloseAfter {
+			return nil
+		}
+		n := b.Successes
+		b.Successes = 0
+		b.Cooldown = 0
+		b.OpenedAt = time.Time{}
+		b.Events = nil
+		return b.move(BreakerClosed, now, fmt.Sprintf("%d probes succeeded", n))
+	}
+	b.Events = append(b.Events, BreakerEvent{At: now, Fail: failure})
+	b.prune(s, now)
+	fails, total := b.counts()
+	if total < s.MinSamples || float64(fails) < s.FailureRate*float64(total) {
+		return nil
+	}
+	b.OpenedAt = now
+	b.Cooldown = s.Cooldown
+	b.Successes = 0
+	b.ProbeAt = time.Time{}
+	b.Events = nil
+	return b.move(BreakerOpen, now, fmt.Sprintf("%d of %d calls failed within %s, cooldown %s", fails, total, s.Window, s.Cooldown))
+}
+
+// prune drops events older than the window and keeps at most
+// maxBreakerEvents of the newest.
+func (b *Breaker) prune(s BreakerSettings, now time.Time) {
+	cut := now.Add(-s.Window)
+	i := 0
+	for i < len(b.Events) && !b.Events[i].At.After(cut) {
+		i++
+	}
+	if len(b.Events)-i > maxBreakerEvents {
+		i = len(b.Events) - maxBreakerEvents
+	}
+	if i > 0 {
+		b.Events = append(b.Events[:0:0], b.Events[i:]...)
+	}
+}
+
+func (b *Breaker) counts() (fails, total int) {
+	for _, e := range b.Events {
+		if e.Fail {
+			fails++
+		}
+	}
+	return fails, len(b.Events)
+}
+
+func (b *Breaker) move(to string, now time.Time, detail string) *Transition {
+	from := b.Current()
+	b.State = to
+	return &Transition{TS: now, Kind: "breaker", From: from, To: to, Detail: detail}
+}

@@ -1,0 +1,339 @@
+package chain
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// NoRetries as RetryPolicy.RateLimitedMaxRetries means "never retry a
+// per-minute 429 at the same provider" (the config's `max_retries: 0`); a
+// zero RateLimitedMaxRetries means the default, 2.
+const NoRetries = -1
+
+// NoWait as RetryPolicy.OtherWait or ServerErrorWait means an explicit "do
+// not wait" (the config's `wait: 0s`); a zero OtherWait means the default,
+// 10s. It is the only negative duration Validate accepts.
+const NoWait time.Duration = -1
+
+// RetryPolicy is the `retry:` section of the config: what the chain does
+// after a failed call (SPEC §3). The zero value RetryPolicy{} is the SPEC
+// default policy. In any other value a zero field means its default, except
+// AuthHalt, which is taken as written; an explicit zero is written with the
+// NoRetries and NoWait sentinels. A config loader should therefore start from
+// DefaultRetryPolicy(), overwrite the keys the file sets, and map
+// `max_retries: 0` to NoRetries and `other.wait: 0s` to NoWait.
+// A RetryPolicy is a plain value, safe to copy and to share.
+type RetryPolicy struct {
+	RateLimitedWait       time.Duration // base of the full-jitter backoff without a provider delay; 0 = 30s
+	RateLimitedMaxRetries int           // retries of a per-minute 429 at one provider per job; 0 = 2, NoRetries = none
+	RateLimitedMaxWait    time.Duration // longest 429 wait before the provider is marked exhausted; 0 = 60s
+	ServerErrorWait       time.Duration // wait after a 5xx before the next provider; 0 = none
+	AuthHalt              bool          // 401/403 stops the run (true in DefaultRetryPolicy); false skips the provider for the run
+	OtherWait             time.Duration // wait after a timeout, broken stream or other 4xx; 0 = 10s, NoWait = none
+}
+
+// DefaultRetryPolicy returns the SPEC §3 defaults: rate_limited {wait: 30s,
+// max_retries: 2, max_wait: 60s}, server_error {wait: 0s}, auth_error
+// {halt: true}, other {wait: 10s}.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{
+		RateLimitedWait:       30 * time.Second,
+		RateLimitedMaxRetries: 2,
+		RateLimitedMaxWait:    60 * time.Second,
+		ServerErrorWait:       0,
+		AuthHalt:              true,
+		OtherWait:             10 * time.Second,
+	}
+}
+
+// WithDefaults returns p with its zero fields set to their defaults. The
+// sentinels NoRetries and NoWait are kept (Decide reads them as 0), so
+// WithDefaults is idempotent. The zero RetryPolicy{} becomes
+// DefaultRetryPolicy() (AuthHalt true).
+func (p RetryPolicy) WithDefaults() RetryPolicy {
+	if p == (RetryPolicy{}) {
+		return DefaultRetryPolicy()
+	}
+	d := DefaultRetryPolicy()
+	if p.RateLimitedWait == 0 {
+		p.RateLimitedWait = d.RateLimitedWait
+	}
+	if p.RateLimitedMaxRetries == 0 {
+		p.RateLimitedMaxRetries = d.RateLimitedMaxRetries
+	}
+	if p.RateLimitedMaxWait == 0 {
+		p.RateLimitedMaxWait = d.RateLimitedMaxWait
+	}
+	if p.OtherWait == 0 {
+		p.OtherWait = d.OtherWait
+	}
+	return p
+}
+
+// maxRetries is the effective retry count (NoRetries is 0).
+func (p RetryPolicy) maxRetries() int { return max(p.RateLimitedMaxRetries, 0) }
+
+// Validate reports a policy that cannot work, naming the config key:
+// negative durations (other than NoWait where allowed), a max_retries below
+// NoRetries, or a max_wait shorter than the base wait.
+func (p RetryPolicy) Validate() error {
+	var errs []error
+	neg := func(key string, d time.Duration, sentinel bool) {
+		if d < 0 && !(sentinel && d == NoWait) {
+			errs = append(errs, fmt.Errorf("retry.%s: %s is negative", key, d))
+		}
+	}
+	neg("rate_limited.wait", p.RateLimitedWait, false)
+	neg("rate_limited.max_wait", p.RateLimitedMaxWait, false)
+	neg("server_error.wait", p.ServerErrorWait, true)
+	neg("other.wait", p.OtherWait, true)
+	if p.RateLimitedMaxRetries < NoRetries {
+		errs = append(errs, fmt.Errorf("retry.rate_limited.max_retries: %d is negative", p.RateLimitedMaxRetries))
+	}
+	if len(errs) == 0 {
+		q := p.WithDefaults()
+		if q.RateLimitedMaxWait < q.RateLimitedWait {
+			errs = append(errs, fmt.Errorf("retry.rate_limited.max_wait %s is shorter than rate_limited.wait %s", q.RateLimitedMaxWait, q.RateLimitedWait))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Action is what the chain does after a failed call.
+type Action int
+
+// The actions of a Decision.
+const (
+	// ActionNext moves to the next provider after Decision.Wait.
+	ActionNext Action = iota
+	// ActionRetry calls the same provider again after Decision.Wait.
+	ActionRetry
+	// ActionHalt stops the whole run (an auth failure with auth_error.halt).
+	ActionHalt
+	// ActionSkipRun skips this provider for the rest of the run (an auth
+	// failure without halt), then moves to the next provider.
+	ActionSkipRun
+)
+
+func (a Action) String() string {
+	switch a {
+	case ActionNext:
+		return "next"
+	case ActionRetry:
+		return "retry"
+	case ActionHalt:
+		return "halt"
+	case ActionSkipRun:
+		return "skip_run"
+	}
+	return fmt.Sprintf("action(%d)", int(a))
+}
+
+// Decision is the policy's answer to one failed call.
+type Decision struct {
+	Action Action
+	// Wait is how long to sleep before Action. It is already fitted to the
+	// deadline: a wait that would not end before the deadline is 0 with
+	// ActionNext, never a wait cut short later.
+	Wait time.Duration
+	// Outcome is the outcome to record for the call (a daily 429 becomes
+	// OutcomeQuotaExhausted).
+	Outcome Outcome
+	// ExhaustUntil, when not zero, is the time to persist as "exhausted
+	// until" for the provider (UTC).
+	ExhaustUntil time.Time
+	// Breaker reports whether the call counts as a failure for the circuit
+	// breaker (5xx, timeouts, broken streams; never a 429).
+	Breaker bool
+	// Reason is a short human text for progress lines and the job story.
+	Reason string
+}
+
+// Fit fits a wait into the job's deadline: it returns wait and true when
+// now+wait is before deadline, else 0 and false (the chain then moves on at
+// once instead of waiting). A zero deadline means none. A wait ≤ 0 always
+// fits as 0.
+func (p RetryPolicy) Fit(wait time.Duration, now, deadline time.Time) (time.Duration, bool) {
+	if wait <= 0 {
+		return 0, true
+	}
+	if deadline.IsZero() || now.Add(wait).Before(deadline) {
+		return wait, true
+	}
+	return 0, false
+}
+
+// Decide returns what to do after the failed call e (SPEC §3). It is pure:
+// retries is the number of retries already made at this provider for this
+// job, deadline the job's deadline (zero = none), nextReset the link's next
+// cap_reset after now, and jitter a source of floats in [0,1) (nil means
+// math/rand/v2; tests and the simulator pass a seeded source). A nil e is
+// treated as an unclassified error.
+//
+// A per-minute 429 waits the provider's delay (RetryAfter, or ResetAt-now)
+// as a floor plus up to 10% (at most 1s) of jitter, or without a delay a
+// full-jitter backoff in [0, RateLimitedWait·2^retries] capped at
+// RateLimitedMaxWait, and retries up to RateLimitedMaxRetries times. A daily
+// 429, or a provider delay longer than RateLimitedMaxWait or the remaining
+// deadline, moves on at once and sets ExhaustUntil. Only the provider's own
+// delay marks the provider exhausted: when our own backoff does not fit the
+// deadline the chain moves on without marking it.
+func (p RetryPolicy) Decide(e *ProviderError, retries int, now, deadline, nextReset time.Time, jitter func() float64) Decision {
+	p = p.WithDefaults()
+	jitter = clampJitter(jitter)
+	if e == nil {
+		e = &ProviderError{Outcome: OutcomeError}
+	}
+	out := classify(e)
+	switch out {
+	case OutcomeRateLimited, OutcomeQuotaExhausted:
+		return p.decide429(e, out, retries, now, deadline, nextReset, jitter)
+	case OutcomeAuthError:
+		if p.AuthHalt {
+			return Decision{Action: ActionHalt, Outcome: out, Reason: fmt.Sprintf("%s: auth failure, halting the run", what(e))}
+		}
+		return Decision{Action: ActionSkipRun, Outcome: out, Reason: fmt.Sprintf("%s: auth failure, skipping this provider for the run", what(e))}
+	case OutcomeRejected:
+		return Decision{Action: ActionNext, Outcome: out, Reason: "answer rejected: next provider at once"}
+	case OutcomeServerError:
+		return p.next(e, out, p.ServerErrorWait, now, deadline, true)
+	case OutcomeTimeoutConnect, OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutTotal, OutcomeStreamBroken:
+		return p.next(e, out, p.OtherWait, now, deadline, true)
+	default: // bad_request, blocked, error
+		return p.next(e, out, p.OtherWait, now, deadline, false)
+	}
+}
+
+// next waits a fitted wait, then moves to the next provider.
+func (p RetryPolicy) next(e *ProviderError, out Outcome, wait time.Duration, now, deadline time.Time, breaker bool) Decision {
+	d := Decision{Action: ActionNext, Outcome: out, Breaker: breaker}
+	w, ok := p.Fit(wait, now, deadline)
+	switch {
+	case wait <= 0:
+		d.Reason = fmt.Sprintf("%s: next provider at once", what(e))
+	case !ok:
+		d.Reason = fmt.Sprintf("%s: the %s wait does not fit the deadline, next provider at once", what(e), wait)
+	default:
+		d.Wait = w
+		d.Reason = fmt.Sprintf("%s: waiting %s, then next provider", what(e), w)
+	}
+	return d
+}
+
+func (p RetryPolicy) decide429(e *ProviderError, out Outcome, retries int, now, deadline, nextReset time.Time, jitter func() float64) Decision {
+	delay := e.RetryAfter
+	if delay <= 0 && e.ResetAt.After(now) {
+		delay = e.ResetAt.Sub(now)
+	}
+	// A daily remaining figure of 0 counts only with its reset time: the
+	// zero QuotaHint{} (an adapter that set nothing) is not a report.
+	dayEmpty := e.Quota.Known() && e.Quota.Remaining == 0 && e.Quota.Reset > 0
+	if out == OutcomeQuotaExhausted || e.Scope == ScopeDay || dayEmpty {
+		until, src := nextReset, "next cap reset"
+		if until.IsZero() {
+			until, src = now.Add(24*time.Hour), "a day"
+		}
+		if dayEmpty && now.Add(e.Quota.Reset).After(until) {
+			until, src = now.Add(e.Quota.Reset), "provider's reset"
+		}
+		if e.ResetAt.After(until) {
+			until, src = e.ResetAt, "provider's reset"
+		}
+		if delay > 0 && now.Add(delay).After(until) {
+			until, src = now.Add(delay), "provider's reset"
+		}
+		until = until.UTC()
+		return Decision{
+			Action:       ActionNext,
+			Outcome:      OutcomeQuotaExhausted,
+			ExhaustUntil: until,
+			Reason:       fmt.Sprintf("429 daily quota: exhausted until %s (%s), next provider at once", until.Format(time.RFC3339), src),
+		}
+	}
+	exhaust := func(why string) Decision {
+		until := now.Add(delay).UTC()
+		return Decision{
+			Action:       ActionNext,
+			Outcome:      OutcomeRateLimited,
+			ExhaustUntil: until,
+			Reason:       fmt.Sprintf("429: the provider's %s %s, exhausted until %s, next provider at once", delay, why, until.Format(time.RFC3339)),
+		}
+	}
+	if delay > p.RateLimitedMaxWait {
+		return exhaust(fmt.Sprintf("exceeds max_wait %s", p.RateLimitedMaxWait))
+	}
+	if retries >= p.maxRetries() {
+		return Decision{Action: ActionNext, Outcome: OutcomeRateLimited,
+			Reason: fmt.Sprintf("429 per-minute: %d retries made, next provider at once", retries)}
+	}
+	if delay > 0 {
+		spread := min(delay/10, time.Second)
+		wait := min(delay+time.Duration(jitter()*float64(spread)), max(p.RateLimitedMaxWait, delay))
+		w, ok := p.Fit(wait, now, deadline)
+		if !ok {
+			if w, ok = p.Fit(delay, now, deadline); !ok {
+				return exhaust("does not fit the deadline")
+			}
+		}
+		return Decision{Action: ActionRetry, Wait: w, Outcome: OutcomeRateLimited,
+			Reason: fmt.Sprintf("429 per-minute: waiting the provider's %s (%s with jitter), retry %d of %d", delay, w.Round(time.Millisecond), retries+1, p.maxRetries())}
+	}
+	ceiling := p.RateLimitedWait
+	for i := 0; i < retries && ceiling < p.RateLimitedMaxWait; i++ {
+		ceiling *= 2 // stops at max_wait: no overflow for any retry count
+	}
+	ceiling = min(ceiling, p.RateLimitedMaxWait)
+	wait := time.Duration(jitter() * float64(ceiling))
+	w, ok := p.Fit(wait, now, deadline)
+	if !ok {
+		return Decision{Action: ActionNext, Outcome: OutcomeRateLimited,
+			Reason: fmt.Sprintf("429 per-minute: a %s backoff does not fit the deadline, next provider at once", wait.Round(time.Millisecond))}
+	}
+	return Decision{Action: ActionRetry, Wait: w, Outcome: OutcomeRateLimited,
+		Reason: fmt.Sprintf("429 per-minute: no provider delay, backing off %s (jitter up to %s), retry %d of %d", w.Round(time.Millisecond), ceiling, retries+1, p.maxRetries())}
+}
+
+// clampJitter keeps the jitter source inside [0,1); nil means math/rand/v2.
+func clampJitter(f func() float64) func() float64 {
+	if f == nil {
+		f = rand.Float64
+	}
+	return func() float64 {
+		v := f()
+		if !(v >= 0) { // also NaN
+			return 0
+		}
+		return min(v, math.Nextafter(1, 0))
+	}
+}
+
+// classify returns e's outcome, derived from its HTTP status when the
+// adapter left it empty.
+func classify(e *ProviderError) Outcome {
+	if e.Outcome != "" {
+		return e.Outcome
+	}
+	switch s := e.Status; {
+	case s == 429:
+		return OutcomeRateLimited
+	case s == 401 || s == 403:
+		return OutcomeAuthError
+	case s >= 500 && s <= 599:
+		return OutcomeServerError
+	case s >= 400 && s <= 499:
+		return OutcomeBadRequest
+	}
+	return OutcomeError
+}
+
+// what names the failure for a Reason: "http 503 server_error".
+func what(e *ProviderError) string {
+	out := classify(e)
+	if e.Status != 0 {
+		return fmt.Sprintf("http %d %s", e.Status, out)
+	}
+	return string(out)
+}

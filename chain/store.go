@@ -1,0 +1,165 @@
+package chain
+
+import (
+	"context"
+	"time"
+)
+
+// Purpose says why a call was made (calls.purpose).
+type Purpose string
+
+// Call purposes.
+const (
+	PurposeJob    Purpose = "job"
+	PurposeShadow Purpose = "shadow"
+	PurposeHealth Purpose = "health"
+)
+
+// Skip reasons (skips.reason).
+const (
+	SkipCap         = "cap"
+	SkipExhausted   = "exhausted"
+	SkipCircuitOpen = "circuit_open"
+	SkipHalted      = "halted"
+)
+
+// Job statuses (jobs.status).
+const (
+	JobDue        = "due"        // not yet done for its slot
+	JobRunning    = "running"    // claimed by a live run
+	JobPublishing = "publishing" // write-ahead: publication started, not confirmed
+	JobPublished  = "published"
+	JobReview     = "review"   // every answer failed the gate; best candidate kept
+	JobDeferred   = "deferred" // no provider answered; due again next run
+	JobHalted     = "halted"   // auth failure stopped the run
+	JobRejected   = "rejected" // closed by `review reject`
+)
+
+// Call is one row of the calls table: one attempt at one provider. Text, if
+// not empty, goes to the outputs table (never to calls).
+type Call struct {
+	Provider      string
+	Model         string
+	RequestID     string // the job id
+	Attempt       int    // 1, 2, … across the chain and later runs
+	TS            time.Time
+	InputTokens   int
+	OutputTokens  int
+	Latency       time.Duration
+	FirstToken    time.Duration
+	HTTPStatus    int
+	CostUSD       float64
+	QualityScore  *float64 // nil = no output to score
+	Outcome       Outcome
+	PromptVersion string
+	PreviousError string // the previous attempt's outcome/message for this job
+	Truncated     bool
+	Shadow        bool
+	Purpose       Purpose
+	Checks        []string // quality checks that cost points ("words:-20 …")
+	Detail        string   // error message, scrubbed
+	Text          string   // answer text (or partial text) for outputs
+	Partial       bool     // Text is a partial stream
+}
+
+// Skip is one row of the skips table: a provider passed over without a call.
+type Skip struct {
+	TS        time.Time
+	RequestID string
+	Provider  string
+	Reason    string // SkipCap, SkipExhausted, SkipCircuitOpen, SkipHalted
+	Until     time.Time
+}
+
+// Transition is a recorded provider state change (breaker, exhaustion).
+type Transition struct {
+	TS       time.Time
+	Provider string
+	Kind     string // "breaker" | "exhausted"
+	From, To string
+	Detail   string
+}
+
+// ProviderState is what outlives the process for one provider.
+type ProviderState struct {
+	ExhaustedUntil  time.Time
+	ExhaustedReason string
+	Breaker         Breaker
+}
+
+// Owner identifies a run process holding job claims.
+type Owner struct {
+	Host string
+	PID  int
+}
+
+// Store is the durable state chain needs. telemetry.Store implements it on
+// SQLite; every method is safe for concurrent use by several processes.
+type Store interface {
+	// NextAttempt returns the next attempt number for a job (1 when none yet).
+	NextAttempt(ctx context.Context, requestID string) (int, error)
+	RecordCall(ctx context.Context, c Call) error
+	RecordSkip(ctx context.Context, s Skip) error
+	// ReserveCap atomically takes one request of provider's cap for the day
+	// that starts at dayStart; ok is false (and nothing taken) when used ≥ limit.
+	ReserveCap(ctx context.Context, provider string, dayStart time.Time, limit int, now time.Time) (id int64, used int, ok bool, err error)
+	// SettleCap settles a reservation: sent=false gives the request back.
+	SettleCap(ctx context.Context, id int64, sent bool, tokens int) error
+	ProviderState(ctx context.Context, provider string) (ProviderState, error)
+	// UpdateProviderState runs fn on the stored state inside one write
+	// transaction and saves the result and the transitions fn returns.
+	UpdateProviderState(ctx context.Context, provider string, fn func(*ProviderState) []Transition) error
+}
+
+// JobRecord is one row of the jobs table.
+type JobRecord struct {
+	ID           string // derived from topic id + slot (JobID)
+	Topic        string // topic id
+	Slot         string // UTC date YYYY-MM-DD
+	Title        string
+	Category     string
+	Language     string
+	Status       string
+	Provider     string // link that served the published/kept answer
+	Model        string
+	QualityScore *float64
+	Attempt      int // the attempt whose answer was published or kept
+	Location     string
+	PublishedAt  time.Time
+	LastError    string
+	UpdatedAt    time.Time
+}
+
+// Candidate is a stored answer of a job (for publication or review).
+type Candidate struct {
+	RequestID    string
+	Attempt      int
+	Provider     string
+	Model        string
+	QualityScore float64
+	Text         string
+	Partial      bool
+}
+
+// JobStore is the durable job state the run loop needs; telemetry.Store
+// implements it. Claims make concurrent runs (several processes) safe.
+type JobStore interface {
+	// ClaimJob inserts the job if new and claims it for owner. It returns
+	// claimed=false with the current status when the job is finished
+	// (published, review, rejected) or held by another owner that is alive
+	// (alive(owner) true and its claim younger than lease). A claim whose owner is dead
+	// or whose lease expired is taken over. A job in JobPublishing is claimed
+	// too, so the caller can reconcile it.
+	ClaimJob(ctx context.Context, j JobRecord, owner Owner, alive func(Owner) bool, lease time.Duration, now time.Time) (claimed bool, cur JobRecord, err error)
+	// HeartbeatJob renews owner's claim on a job.
+	HeartbeatJob(ctx context.Context, id string, owner Owner, now time.Time) error
+	// MarkPublishing records the write-ahead state before publication.
+	MarkPublishing(ctx context.Context, j JobRecord, now time.Time) error
+	// FinishJob sets the final status (published, review, deferred, halted,
+	// rejected), the fields of j, and releases the claim.
+	FinishJob(ctx context.Context, j JobRecord, now time.Time) error
+	Job(ctx context.Context, id string) (JobRecord, bool, error)
+	// BestCandidate returns the stored answer with the highest quality score
+	// of the job's non-shadow attempts (false when none).
+	BestCandidate(ctx context.Context, jobID string) (Candidate, bool, error)
+}

@@ -1,0 +1,179 @@
+// Package chain walks the ordered failover chain of providers for one job:
+// the retry/failover policy, the deadline budget, daily caps, exhaustion,
+// the circuit breaker, shadow calls and the health walk. It imports no SDK;
+// adapters implement Provider and return *ProviderError for every failure.
+package chain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Outcome is the classified result of one attempt, stored in calls.outcome.
+type Outcome string
+
+// The outcomes of SPEC §7. Every attempt maps to exactly one.
+const (
+	OutcomeOK                Outcome = "ok"
+	OutcomeRejected          Outcome = "rejected"
+	OutcomeRateLimited       Outcome = "rate_limited"
+	OutcomeQuotaExhausted    Outcome = "quota_exhausted"
+	OutcomeServerError       Outcome = "server_error"
+	OutcomeAuthError         Outcome = "auth_error"
+	OutcomeTimeoutConnect    Outcome = "timeout_connect"
+	OutcomeTimeoutFirstToken Outcome = "timeout_first_token"
+	OutcomeTimeoutIdle       Outcome = "timeout_idle"
+	OutcomeTimeoutTotal      Outcome = "timeout_total"
+	OutcomeStreamBroken      Outcome = "stream_broken"
+	OutcomeBlocked           Outcome = "blocked"
+	OutcomeBadRequest        Outcome = "bad_request"
+	OutcomeError             Outcome = "error"
+)
+
+// Scope is the window a rate limit applies to.
+type Scope string
+
+// Quota scopes. ScopeNone means the provider did not say.
+const (
+	ScopeNone   Scope = ""
+	ScopeMinute Scope = "minute"
+	ScopeDay    Scope = "day"
+)
+
+// Timeouts are the four per-provider time limits of a streaming call. A zero
+// field means no limit of that kind (the job deadline still applies).
+type Timeouts struct {
+	Connect    time.Duration // TCP+TLS connect
+	FirstToken time.Duration // request sent → first answer byte/token
+	Idle       time.Duration // longest silence between stream chunks
+	Total      time.Duration // the whole call
+}
+
+// Request is the one generic request every adapter turns into its wire format.
+type Request struct {
+	JobID     string // the job's id (idempotency key), for logs only
+	System    string // system instruction
+	Prompt    string // user message
+	Schema    []byte // JSON schema of the expected answer; nil = plain text/JSON object
+	MaxTokens int    // 0 = provider default
+	Stream    bool   // use the streaming endpoint (timeouts first_token/idle apply)
+}
+
+// Response is a successful HTTP exchange (status 200 with an answer). A
+// truncated answer (finish reason length/MAX_TOKENS) is a Response with
+// Truncated set, not an error: the candidate is kept and the gate rejects it.
+type Response struct {
+	Text         string
+	Model        string // model that served, as reported (may be empty)
+	FinishReason string
+	Truncated    bool
+	InputTokens  int
+	OutputTokens int
+	CostUSD      float64 // provider's own charge (OpenRouter usage.cost) when CostKnown
+	CostKnown    bool
+	HTTPStatus   int
+	FirstToken   time.Duration // time to the first answer byte/token; 0 unknown
+	Quota        QuotaHint
+}
+
+// QuotaHint is what the provider's headers said about its daily allowance
+// (Groq x-ratelimit-remaining-requests, Cerebras ...-requests-day).
+// Remaining < 0 means unknown. The zero value is unknown too: a remaining
+// count of 0 is only believed together with a reset time.
+type QuotaHint struct {
+	Remaining int
+	Reset     time.Duration // until the daily allowance resets; 0 unknown
+}
+
+// Known reports whether the provider sent a usable daily remaining figure.
+func (q QuotaHint) Known() bool { return q.Remaining > 0 || (q.Remaining == 0 && q.Reset > 0) }
+
+// ProviderError is the one typed error every adapter returns for a failed
+// call. It is classified once, in the adapter; chain branches on its fields.
+type ProviderError struct {
+	Provider   string
+	Status     int           // HTTP status; 0 when no status line came
+	Outcome    Outcome       // classification (never OutcomeOK/OutcomeRejected)
+	RetryAfter time.Duration // the provider's requested wait; 0 = none given
+	ResetAt    time.Time     // absolute reset time when the provider names one
+	Scope      Scope         // minute/day for 429s
+	Message    string        // provider's message, secrets scrubbed
+	Partial    string        // text received before a stream broke
+	FirstToken time.Duration
+	Quota      QuotaHint
+	Cause      error
+}
+
+func (e *ProviderError) Error() string {
+	s := fmt.Sprintf("%s: %s", e.Provider, e.Outcome)
+	if e.Status != 0 {
+		s += fmt.Sprintf(" (http %d)", e.Status)
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+func (e *ProviderError) Unwrap() error { return e.Cause }
+
+// AsProviderError returns the *ProviderError in err's chain, or nil.
+func AsProviderError(err error) *ProviderError {
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return nil
+}
+
+// Provider is one link's wire client. Generate must honour ctx (the job
+// deadline) and return *ProviderError for every failure.
+type Provider interface {
+	Generate(ctx context.Context, req Request) (Response, error)
+}
+
+// Sentinel errors for skips and halts.
+var (
+	ErrDailyCap    = errors.New("daily cap reached")
+	ErrExhausted   = errors.New("provider exhausted until reset")
+	ErrCircuitOpen = errors.New("circuit open")
+	ErrHalted      = errors.New("run halted on an auth failure")
+)
+
+// Section is one h2 section of an article.
+type Section struct {
+	H2   string `json:"h2"`
+	Body string `json:"body"`
+}
+
+// Article is a gated answer ready for a publishing target.
+type Article struct {
+	JobID        string
+	Topic        string
+	Slot         string // UTC date YYYY-MM-DD
+	Slug         string
+	Title        string
+	Category     string
+	Language     string
+	Keywords     []string
+	Provider     string
+	Model        string
+	QualityScore float64
+	Date         time.Time
+	Sections     []Section
+}
+
+// Publisher is a publishing target. Publish must be idempotent for one
+// Article.JobID: a deterministic Location, and a second Publish of the same
+// job (after a crash between publishing and recording) changes nothing
+// visible (same file; webhook with the same Idempotency-Key).
+type Publisher interface {
+	// Location is where the article goes (file path or URL), before publishing.
+	Location(a Article) string
+	// Exists reports whether the article is already there (false when the
+	// target cannot tell, e.g. a webhook).
+	Exists(ctx context.Context, a Article) (bool, error)
+	Publish(ctx context.Context, a Article) (location string, err error)
+}

@@ -1,0 +1,431 @@
+// Package prompts renders contentpipe's versioned prompt templates. The
+// templates are embedded in the binary (templates/<family>/<name>.tmpl) and
+// can be overridden file by file from a directory with the same layout.
+//
+// There is one family per provider kind, "gemini" and "openai", because the
+// models need different wording: the gemini adapter enforces the article
+// shape with responseJsonSchema, while OpenAI-compatible providers may only
+// offer json_object mode, which needs the word JSON in the prompt and
+// enforces no shape. Each family has two templates, article.tmpl and
+// health.tmpl, and each template defines a "system" and a "user" block.
+//
+// Versions: the first line of every template file is
+//
+//	{{/* version: article@1 */}}
+//
+// (health@N for health.tmpl). Rendered.Version is that version plus the
+// family, e.g. "article@1/gemini", and is recorded on every call. Editing a
+// template means bumping its number; Load refuses an override whose text
+// differs from the embedded file of the same version.
+//
+// Article templates receive Vars (after defaults and sanitising) and may use
+// the functions join (strings.Join) and language (LanguageName). The
+// rendered user prompt must contain the contract lines "Title:",
+// "Category:", "Keywords:", "Language:", "Target words:", "Min sections:"
+// and "Min section words:", each at a line start; Load checks this. Health
+// templates get no data and must render a line starting "Health check:"
+// that asks for exactly {"ok":true}.
+package prompts
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+)
+
+//go:embed templates
+var embedded embed.FS
+
+// Families are the prompt families, one per provider kind.
+var families = []string{"gemini", "openai"}
+
+// Template kinds; each is one file per family, <kind>.tmpl.
+const (
+	kindArticle = "article"
+	kindHealth  = "health"
+)
+
+// Defaults applied by Set.Article to zero fields of Vars (the SPEC's config
+// defaults).
+const (
+	DefaultLanguage        = "en"
+	DefaultTargetWords     = 1500
+	DefaultMinSections     = 5
+	DefaultMinSectionWords = 200
+)
+
+// Vars are the inputs of an article prompt. Zero fields take the defaults
+// above; Keywords may be empty. Line breaks and control characters in the
+// strings are replaced by spaces so a title cannot forge prompt lines.
+type Vars struct {
+	Title           string
+	Category        string
+	Keywords        []string
+	Language        string // ISO 639-1 code: en, tr, de, ...
+	TargetWords     int
+	MinSections     int
+	MinSectionWords int
+}
+
+// Rendered is a prompt ready for chain.Request: the system instruction, the
+// user message and the version to record (e.g. "article@1/gemini").
+type Rendered struct {
+	System  string
+	User    string
+	Version string
+}
+
+// Set is a loaded, validated set of templates for every family. A Set is
+// immutable and safe for concurrent use.
+type Set struct {
+	families map[string]*family
+}
+
+type family struct {
+	article        *template.Template
+	articleVersion string
+	health         Rendered
+}
+
+// Default returns the embedded templates. It panics only if the embedded
+// files are broken, which the package tests rule out.
+func Default() *Set {
+	s, err := load("")
+	if err != nil {
+		panic("prompts: embedded templates: " + err.Error())
+	}
+	return s
+}
+
+// Load returns the embedded templates with the files found in dir
+// replacing their embedded counterparts (dir/gemini/article.tmpl, ...).
+// Files missing from dir fall back to the embedded ones; an empty dir means
+// Default. Errors name the offending file: a parse error, a missing or
+// malformed version line, a version that was not bumped after an edit, a
+// missing contract line, or a .tmpl file with an unknown name.
+func Load(dir string) (*Set, error) {
+	return load(dir)
+}
+
+// Families returns the known family names, sorted.
+func (s *Set) Families() []string {
+	out := make([]string, 0, len(s.families))
+	for name := range s.families {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Article renders the article prompt of family for v.
+func (s *Set) Article(family string, v Vars) (Rendered, error) {
+	f, ok := s.families[family]
+	if !ok {
+		return Rendered{}, fmt.Errorf("article prompt: unknown prompt family %q (known: %s)", family, strings.Join(s.Families(), ", "))
+	}
+	v = v.normalized()
+	if v.Title == "" {
+		return Rendered{}, errors.New("article prompt: empty title")
+	}
+	r, err := execute(f.article, v)
+	if err != nil {
+		return Rendered{}, fmt.Errorf("article prompt %s: %w", family, err)
+	}
+	r.Version = f.articleVersion + "/" + family
+	return r, nil
+}
+
+// Health renders the health-check prompt of family. An unknown family gets
+// the openai family's prompt (the generic OpenAI-compatible wording).
+func (s *Set) Health(family string) Rendered {
+	if f, ok := s.families[family]; ok {
+		return f.health
+	}
+	return s.families["openai"].health
+}
+
+// normalized applies the defaults and strips line breaks and control
+// characters from the string fields.
+func (v Vars) normalized() Vars {
+	v.Title = clean(v.Title)
+	v.Category = clean(v.Category)
+	v.Language = clean(v.Language)
+	kw := make([]string, 0, len(v.Keywords))
+	for _, k := range v.Keywords {
+		if k = clean(k); k != "" {
+			kw = append(kw, k)
+		}
+	}
+	v.Keywords = kw
+	if v.Language == "" {
+		v.Language = DefaultLanguage
+	}
+	if v.TargetWords <= 0 {
+		v.TargetWords = DefaultTargetWords
+	}
+	if v.MinSections <= 0 {
+		v.MinSections = DefaultMinSections
+	}
+	if v.MinSectionWords <= 0 {
+		v.MinSectionWords = DefaultMinSectionWords
+	}
+	return v
+}
+
+// clean turns every whitespace or control run into one space and trims.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x2028 || r == 0x2029 {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+var funcs = template.FuncMap{
+	"join":     strings.Join,
+	"language": LanguageName,
+}
+
+// versionLine matches the first line of a template file.
+var versionLine = regexp.MustCompile(`^\{\{-?\s*/\*\s*version:\s*([a-z]+)@([0-9]+)\s*\*/\s*-?\}\}\s*$`)
+
+// sampleVars exercise an article template at load time.
+var sampleVars = Vars{
+	Title: "Sample title", Category: "sample", Keywords: []string{"one", "two"},
+	Language: "en", TargetWords: 1000, MinSections: 4, MinSectionWords: 150,
+}
+
+func load(dir string) (*Set, error) {
+	overrides := map[string]string{} // "gemini/article.tmpl" → path
+	if dir != "" {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return nil, fmt.Errorf("prompt dir: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("prompt dir %s: not a directory", dir)
+		}
+		known := map[string]bool{}
+		for _, fam := range families {
+			for _, kind := range []string{kindArticle, kindHealth} {
+				known[fam+"/"+kind+".tmpl"] = true
+			}
+		}
+		err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || filepath.Ext(p) != ".tmpl" {
+				return nil
+			}
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			if !known[rel] {
+				return fmt.Errorf("prompt file %s: unknown template (expected one of %s)", p, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+			}
+			overrides[rel] = p
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("load prompts: %w", err)
+		}
+	}
+
+	s := &Set{families: map[string]*family{}}
+	for _, fam := range families {
+		f := &family{}
+		for _, kind := range []string{kindArticle, kindHealth} {
+			rel := fam + "/" + kind + ".tmpl"
+			base, err := embedded.ReadFile("templates/" + rel)
+			if err != nil {
+				return nil, fmt.Errorf("load prompts: embedded %s: %w", rel, err)
+			}
+			name, text := "embedded prompts/templates/"+rel, base
+			if p, ok := overrides[rel]; ok {
+				if text, err = os.ReadFile(p); err != nil {
+					return nil, fmt.Errorf("load prompts: %w", err)
+				}
+				text = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n"))
+				name = p
+			}
+			t, version, err := parse(name, kind, text)
+			if err != nil {
+				return nil, fmt.Errorf("load prompts: %w", err)
+			}
+			if name != "embedded prompts/templates/"+rel {
+				_, baseVersion, err := parse("embedded "+rel, kind, base)
+				if err != nil {
+					return nil, fmt.Errorf("load prompts: %w", err)
+				}
+				if version == baseVersion && normalize(text) != normalize(base) {
+					return nil, fmt.Errorf("load prompts: %s: text differs from the built-in template but its version is still %s; bump the number in the first line", name, version)
+				}
+			}
+			switch kind {
+			case kindArticle:
+				if err := checkArticle(name, t); err != nil {
+					return nil, fmt.Errorf("load prompts: %w", err)
+				}
+				f.article, f.articleVersion = t, version
+			case kindHealth:
+				r, err := execute(t, nil)
+				if err != nil {
+					return nil, fmt.Errorf("load prompts: %s: %w", name, err)
+				}
+				if !hasLinePrefix(r.User, "Health check:") || !strings.Contains(r.User, `{"ok":true}`) {
+					return nil, fmt.Errorf(`load prompts: %s: user prompt needs a line starting "Health check:" asking for {"ok":true}`, name)
+				}
+				r.Version = version + "/" + fam
+				f.health = r
+			}
+		}
+		s.families[fam] = f
+	}
+	return s, nil
+}
+
+// parse checks the version line and parses a template file that must define
+// "system" and "user".
+func parse(name, kind string, text []byte) (*template.Template, string, error) {
+	first, _, _ := strings.Cut(string(text), "\n")
+	m := versionLine.FindStringSubmatch(strings.TrimRight(first, "\r"))
+	if m == nil {
+		return nil, "", fmt.Errorf("%s: first line must be {{/* version: %s@N */}}", name, kind)
+	}
+	if m[1] != kind {
+		return nil, "", fmt.Errorf("%s: version %s@%s names the wrong template (want %s@N)", name, m[1], m[2], kind)
+	}
+	if n, err := strconv.Atoi(m[2]); err != nil || n < 1 {
+		return nil, "", fmt.Errorf("%s: version number must be 1 or more", name)
+	}
+	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(string(text))
+	if err != nil {
+		return nil, "", fmt.Errorf("parse %s: %w", name, err)
+	}
+	for _, block := range []string{"system", "user"} {
+		if t.Lookup(block) == nil {
+			return nil, "", fmt.Errorf("%s: no {{define %q}} block", name, block)
+		}
+	}
+	return t, m[1] + "@" + m[2], nil
+}
+
+// contractLines are the line starts every article user prompt carries.
+var contractLines = []string{"Title: ", "Category: ", "Keywords: ", "Language: ", "Target words: ", "Min sections: ", "Min section words: "}
+
+// checkArticle renders an article template with sample data and checks the
+// contract lines.
+func checkArticle(name string, t *template.Template) error {
+	r, err := execute(t, sampleVars)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	want := []string{
+		"Title: " + sampleVars.Title,
+		"Category: " + sampleVars.Category,
+		"Keywords: " + strings.Join(sampleVars.Keywords, ", "),
+		"Language: " + sampleVars.Language,
+		"Target words: " + strconv.Itoa(sampleVars.TargetWords),
+		"Min sections: " + strconv.Itoa(sampleVars.MinSections),
+		"Min section words: " + strconv.Itoa(sampleVars.MinSectionWords),
+	}
+	for _, line := range want {
+		if !hasLine(r.User, line) {
+			return fmt.Errorf("%s: user prompt lacks the contract line %q", name, line)
+		}
+	}
+	return nil
+}
+
+// execute runs the "system" and "user" blocks of t.
+func execute(t *template.Template, data any) (Rendered, error) {
+	var sys, user bytes.Buffer
+	if err := t.ExecuteTemplate(&sys, "system", data); err != nil {
+		return Rendered{}, fmt.Errorf("render system: %w", err)
+	}
+	if err := t.ExecuteTemplate(&user, "user", data); err != nil {
+		return Rendered{}, fmt.Errorf("render user: %w", err)
+	}
+	return Rendered{System: strings.TrimSpace(sys.String()), User: strings.TrimSpace(user.String())}, nil
+}
+
+func hasLine(text, line string) bool {
+	return slices.Contains(strings.Split(text, "\n"), line)
+}
+
+func hasLinePrefix(text, prefix string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// normalize makes template texts comparable across editors (line endings,
+// trailing blank space).
+func normalize(b []byte) string {
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\r\n", "\n"))
+}
+
+// languages maps ISO 639-1 codes to English names (with the native name
+// where it differs in script or spelling).
+var languages = map[string]string{
+	"ar": "Arabic (العربية)",
+	"bg": "Bulgarian (Български)",
+	"cs": "Czech (Čeština)",
+	"da": "Danish (Dansk)",
+	"de": "German (Deutsch)",
+	"el": "Greek (Ελληνικά)",
+	"en": "English",
+	"es": "Spanish (Español)",
+	"fa": "Persian (فارسی)",
+	"fi": "Finnish (Suomi)",
+	"fr": "French (Français)",
+	"he": "Hebrew (עברית)",
+	"hi": "Hindi (हिन्दी)",
+	"hu": "Hungarian (Magyar)",
+	"id": "Indonesian (Bahasa Indonesia)",
+	"it": "Italian (Italiano)",
+	"ja": "Japanese (日本語)",
+	"ko": "Korean (한국어)",
+	"nl": "Dutch (Nederlands)",
+	"no": "Norwegian (Norsk)",
+	"pl": "Polish (Polski)",
+	"pt": "Portuguese (Português)",
+	"ro": "Romanian (Română)",
+	"ru": "Russian (Русский)",
+	"sv": "Swedish (Svenska)",
+	"th": "Thai (ไทย)",
+	"tr": "Turkish (Türkçe)",
+	"uk": "Ukrainian (Українська)",
+	"vi": "Vietnamese (Tiếng Việt)",
+	"zh": "Chinese (中文)",
+}
+
+// LanguageName returns the English name of a language code, with its native
+// name in parentheses ("tr" → "Turkish (Türkçe)"). Region suffixes are
+// ignored ("pt-BR" → Portuguese); an unknown code is returned as given.
+func LanguageName(code string) string {
+	base, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(code)), "-")
+	base, _, _ = strings.Cut(base, "_")
+	if name, ok := languages[base]; ok {
+		return name
+	}
+	return code
+}
