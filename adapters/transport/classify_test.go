@@ -1,0 +1,226 @@
+package transport_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contentpipe/contentpipe/adapters/transport"
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"2", 2 * time.Second, true},
+		{" 86399 ", 86399 * time.Second, true},
+		{"1.5", 1500 * time.Millisecond, true},
+		{"0", 0, true},
+		{"Sun, 29 Nov 2026 18:00:26 GMT", 26 * time.Second, true},
+		{"Sun, 29 Nov 2026 17:00:00 GMT", 0, true}, // past
+		{"", 0, false},
+		{"-3", 0, false},
+		{"soon", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := transport.ParseRetryAfter(tt.in, now)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParseMessageDelay(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"Rate limit reached for model `llama-3.3-70b-versatile` on tokens per day (TPD): Limit 200000, Used 197117, Requested 4254. Please try again in 9m52.272s. Need more tokens?", 9*time.Minute + 52272*time.Millisecond, true},
+		{"You exceeded your current quota. Please retry in 23.472316927s.", 23472316927 * time.Nanosecond, true},
+		{"Please try again in 120ms.", 120 * time.Millisecond, true},
+		{"please try again in 1h2m3s", time.Hour + 2*time.Minute + 3*time.Second, true},
+		{"Try again in 20 seconds.", 20 * time.Second, true},
+		{"retry after 2 minutes", 2 * time.Minute, true},
+		{"Requests per minute limit exceeded - too many requests sent.", 0, false},
+		{"try again later", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := transport.ParseMessageDelay(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseMessageDelay(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParseReset(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"2m59.56s", 2*time.Minute + 59560*time.Millisecond, true},
+		{"7.66s", 7660 * time.Millisecond, true},
+		{"33011.38", 33011380 * time.Millisecond, true},
+		{"11", 11 * time.Second, true},
+		{"", 0, false},
+		{"tomorrow", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := transport.ParseReset(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseReset(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParseEpoch(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"1787616000000", time.UnixMilli(1787616000000).UTC(), true},
+		{"1787616000", time.Unix(1787616000, 0).UTC(), true},
+		{"42", time.Time{}, false},
+		{"x", time.Time{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := transport.ParseEpoch(tt.in)
+		if !got.Equal(tt.want) || ok != tt.ok {
+			t.Errorf("ParseEpoch(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		status    int
+		rateLimit bool
+		scope     chain.Scope
+		want      chain.Outcome
+	}{
+		{429, false, chain.ScopeNone, chain.OutcomeRateLimited},
+		{429, false, chain.ScopeMinute, chain.OutcomeRateLimited},
+		{429, false, chain.ScopeDay, chain.OutcomeQuotaExhausted},
+		{413, true, chain.ScopeMinute, chain.OutcomeRateLimited},
+		{413, false, chain.ScopeNone, chain.OutcomeBadRequest},
+		{500, false, "", chain.OutcomeServerError},
+		{502, false, "", chain.OutcomeServerError},
+		{503, false, "", chain.OutcomeServerError},
+		{504, false, "", chain.OutcomeServerError},
+		{529, false, "", chain.OutcomeServerError},
+		{401, false, "", chain.OutcomeAuthError},
+		{403, false, "", chain.OutcomeAuthError},
+		{400, false, "", chain.OutcomeBadRequest},
+		{404, false, "", chain.OutcomeBadRequest},
+		{422, false, "", chain.OutcomeBadRequest},
+		{402, false, "", chain.OutcomeError},
+		{418, false, "", chain.OutcomeError},
+	}
+	for _, tt := range tests {
+		if got := transport.Classify(tt.status, tt.rateLimit, tt.scope); got != tt.want {
+			t.Errorf("Classify(%d, %v, %q) = %q, want %q", tt.status, tt.rateLimit, tt.scope, got, tt.want)
+		}
+	}
+}
+
+func TestScopeFromText(t *testing.T) {
+	tests := []struct {
+		in   string
+		want chain.Scope
+	}{
+		{"GenerateRequestsPerDayPerProjectPerModel-FreeTier", chain.ScopeDay},
+		{"GenerateContentInputTokensPerModelPerMinute-FreeTier", chain.ScopeMinute},
+		{"Rate limit reached for model x on tokens per day (TPD): Limit 200000", chain.ScopeDay},
+		{"Rate limit reached on requests per day (RPD)", chain.ScopeDay},
+		{"Rate limit reached on tokens per minute (TPM): Limit 12000", chain.ScopeMinute},
+		{"Rate limit exceeded: free-models-per-day. Add 10 credits", chain.ScopeDay},
+		{"Rate limit exceeded: free-models-per-min.", chain.ScopeNone},
+		{"overloaded", chain.ScopeNone},
+	}
+	for _, tt := range tests {
+		if got := transport.ScopeFromText(tt.in); got != tt.want {
+			t.Errorf("ScopeFromText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestQuotaFromHeaders(t *testing.T) {
+	h := func(kv ...string) http.Header {
+		out := http.Header{}
+		for i := 0; i < len(kv); i += 2 {
+			out.Set(kv[i], kv[i+1])
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		h    http.Header
+		want chain.QuotaHint
+	}{
+		{"groq", h("x-ratelimit-limit-requests", "1000", "x-ratelimit-remaining-requests", "999", "x-ratelimit-reset-requests", "1m26.4s", "x-ratelimit-remaining-tokens", "11000"), chain.QuotaHint{Remaining: 999, Reset: time.Minute + 26400*time.Millisecond}},
+		{"cerebras", h("x-ratelimit-remaining-requests-day", "14399", "x-ratelimit-reset-requests-day", "33011.38", "x-ratelimit-remaining-tokens-minute", "59000"), chain.QuotaHint{Remaining: 14399, Reset: 33011380 * time.Millisecond}},
+		{"cerebras exhausted", h("x-ratelimit-remaining-requests-day", "0"), chain.QuotaHint{Remaining: 0}},
+		{"none", h("content-type", "application/json"), chain.QuotaHint{Remaining: -1}},
+	}
+	for _, tt := range tests {
+		if got := transport.QuotaFromHeaders(tt.h); got != tt.want {
+			t.Errorf("%s: QuotaFromHeaders = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestScrubAndRedact(t *testing.T) {
+	const key = "sk-live-SECRET123456"
+	in := fmt.Sprintf(`Post "https://x.test/v1?key=AIzaOTHER&alt=sse": invalid key %s; Authorization: Bearer %s`, key, "abcdefghijklmnop")
+	got := transport.Scrub(in, key, "")
+	for _, bad := range []string{key, "AIzaOTHER", "abcdefghijklmnop"} {
+		if strings.Contains(got, bad) {
+			t.Fatalf("Scrub left %q in %q", bad, got)
+		}
+	}
+	if !strings.Contains(got, "alt=sse") || !strings.Contains(got, "key=[redacted]") {
+		t.Fatalf("Scrub over-redacted: %q", got)
+	}
+
+	base := &transport.Error{Kind: transport.ErrConnect, Err: errors.New("dial " + key)}
+	err := transport.Redact(fmt.Errorf("send: %w", base), key)
+	if strings.Contains(err.Error(), key) || errors.Unwrap(err) != nil {
+		t.Fatalf("Redact leaks: %v / %v", err, errors.Unwrap(err))
+	}
+	var te *transport.Error
+	if !errors.Is(err, transport.ErrConnect) || !errors.As(err, &te) {
+		t.Fatalf("Redact hides the kind from errors.Is/As")
+	}
+	if transport.Redact(nil, key) != nil {
+		t.Fatal("Redact(nil) != nil")
+	}
+}
+
+type leaky struct{ Secret string }
+
+func (l leaky) Error() string { return "leaky " + l.Secret }
+
+func TestRedactHidesFieldsFromGoSyntax(t *testing.T) {
+	const key = "sk-live-SECRET123456"
+	err := transport.Redact(leaky{Secret: key}, key)
+	holder := struct{ Cause error }{err}
+	for _, s := range []string{fmt.Sprintf("%#v", holder), fmt.Sprintf("%+v", holder), fmt.Sprintf("%v", err)} {
+		if strings.Contains(s, key) {
+			t.Fatalf("formatted %q leaks the key", s)
+		}
+	}
+	var l leaky
+	if !errors.As(err, &l) || l.Secret != key {
+		t.Fatal("errors.As lost the original")
+	}
+}

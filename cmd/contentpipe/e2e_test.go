@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds the real contentpipe binary once per test process.
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "contentpipe-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "contentpipe")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs the binary in dir with env (plus PATH/HOME) and returns its result.
+func run(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TZ=UTC"}, env...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return result{code: code, stdout: so.String(), stderr: se.String()}
+}
+
+func openDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func count(t *testing.T, db *sql.DB, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+func TestDemoEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	r := run(t, dir, nil, "run", "--demo")
+	if r.code != 0 {
+		t.Fatalf("run --demo exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "out", "*", "*.md"))
+	if len(files) != 4 {
+		t.Fatalf("%d published files, want 4:\n%s", len(files), r.stdout)
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, key := range []string{"title:", "date:", "category:", "provider:", "model:", "quality_score:", "job_id:"} {
+			if !bytes.Contains(b, []byte("\n"+key)) {
+				t.Errorf("%s: front matter lacks %s", f, key)
+			}
+		}
+	}
+	if !strings.Contains(r.stdout, "4 published") || !strings.Contains(r.stdout, "$") {
+		t.Errorf("summary does not say what was published and what it cost:\n%s", r.stdout)
+	}
+	dbPath := filepath.Join(dir, "data", "pipeline.db")
+	if st, err := os.Stat(dbPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("database %v mode %v, want 0600", err, st.Mode().Perm())
+	}
+	db := openDB(t, dbPath)
+	if n := count(t, db, `SELECT COUNT(*) FROM jobs WHERE status = 'published'`); n != 4 {
+		t.Errorf("%d published jobs", n)
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM calls WHERE outcome <> 'ok'`); n == 0 {
+		t.Error("the demo showed no failover: every call was ok")
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM calls WHERE prompt_version = '' OR prompt_version IS NULL`); n != 0 {
+		t.Errorf("%d calls without a prompt version", n)
+	}
+	if n := count(t, db, `SELECT COUNT(DISTINCT provider) FROM calls`); n < 2 {
+		t.Errorf("only %d provider(s) used", n)
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM skips`); n == 0 {
+		t.Error("no skips recorded although gemini's daily quota ran out")
+	}
+	// The SPEC §7 example query.
+	spec := `SELECT provider, COUNT(*) AS calls, ROUND(SUM(cost_estimate_usd), 4) AS usd
+FROM calls WHERE ts >= date('now', '-7 days') GROUP BY provider ORDER BY usd DESC;`
+	if q := run(t, dir, nil, "sql", spec); q.code != 0 || !strings.Contains(q.stdout, "usd") {
+		t.Fatalf("sql exit %d\n%s\n%s", q.code, q.stdout, q.stderr)
+	}
+	if q := run(t, dir, nil, "sql", "--format", "json", "SELECT COUNT(*) AS n FROM jobs"); q.code != 0 || strings.TrimSpace(q.stdout) != `[{"n":4}]` {
+		t.Fatalf("sql json: exit %d %q %s", q.code, q.stdout, q.stderr)
+	}
+	before := count(t, db, `SELECT COUNT(*) FROM calls`)
+	w := run(t, dir, nil, "sql", "DELETE FROM calls")
+	if w.code != 1 || !strings.Contains(w.stderr, "read-only") {
+		t.Fatalf("write through sql: exit %d stderr %q", w.code, w.stderr)
+	}
+	if after := count(t, db, `SELECT COUNT(*) FROM calls`); after != before {
+		t.Fatalf("a refused write changed calls: %d → %d", before, after)
+	}
+
+	// A second run right after publishes nothing.
+	stamp := map[string][]byte{}
+	for _, f := range files {
+		stamp[f], _ = os.ReadFile(f)
+	}
+	r2 := run(t, dir, nil, "run", "--demo")
+	if r2.code != 0 || !strings.Contains(r2.stdout, "0 published") {
+		t.Fatalf("second run exit %d:\n%s\n%s", r2.code, r2.stdout, r2.stderr)
+	}
+	files2, _ := filepath.Glob(filepath.Join(dir, "out", "*", "*.md"))
+	if len(files2) != 4 {
+		t.Fatalf("second run: %d files", len(files2))
+	}
+	for f, b := range stamp {
+		if now, _ := os.ReadFile(f); !bytes.Equal(now, b) {
+			t.Errorf("%s rewritten by the second run", f)
+		}
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM calls`); n != before {
+		t.Errorf("second run made %d calls", n-before)
+	}
+}
+
+func TestBadConfigIsExit2WithLine(t *testing.T) {
+	dir := t.TempDir()
+	cfg := "database: data/x.db\nchian: []\n"
+	if err := os.WriteFile(filepath.Join(dir, "contentpipe.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, dir, nil, "run")
+	if r.code != 2 || !strings.Contains(r.stderr, "contentpipe.yaml:2") || !strings.Contains(r.stderr, "chain") {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "x.db")); err == nil {
+		t.Fatal("a bad config still created the database")
+	}
+	r = run(t, dir, nil, "--config", "missing.yaml", "run")
+	if r.code != 2 || !strings.Contains(r.stderr, "missing.yaml") {
+		t.Fatalf("missing config: exit %d stderr %q", r.code, r.stderr)
+	}
+	r = run(t, dir, nil, "run", "--no-such-flag")
+	if r.code != 2 {
+		t.Fatalf("bad flag: exit %d", r.code)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := run(t, t.TempDir(), nil, "version")
+	if r.code != 0 || !strings.Contains(r.stdout, "sqlite 3.") || !strings.Contains(r.stdout, "go1.") {
+		t.Fatalf("version: %d %q", r.code, r.stdout)
+	}
+}

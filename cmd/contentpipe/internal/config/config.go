@@ -1,0 +1,299 @@
+// Package config loads and validates contentpipe's configuration file
+// (contentpipe.yaml, SPEC §2) and its topics file (SPEC §4).
+//
+// Every problem is reported as an *Error naming the file, the line and a fix,
+// so that the command can print it and exit with status 2. Secrets (API keys,
+// the Telegram token, the webhook secret) are read only from the environment
+// variables the file names, are kept in the returned structs, and never
+// appear in an error, a warning or the String form of a struct.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+	_ "time/tzdata" // cap_reset zones must resolve on hosts without a zoneinfo database
+)
+
+// Config is a loaded, validated contentpipe.yaml with defaults applied,
+// relative paths resolved against Dir and secrets resolved from the
+// environment. It is a plain value: safe to read from many goroutines.
+type Config struct {
+	Path string // the file as the caller named it (used in messages)
+	Dir  string // absolute directory of the file; relative paths resolve against it
+
+	Database   string // absolute path of the SQLite file; default <Dir>/data/pipeline.db
+	Topics     string // absolute path of the topics file; default <Dir>/data/topics.yaml
+	PromptsDir string // absolute path of override templates; "" = the embedded ones
+
+	Publish       Publish
+	Job           Job
+	RetentionDays int // days prompt/answer text stays in outputs; default 30; 0 = keep forever
+
+	Chain      []Link // the failover order; never empty
+	Candidates []Link // links outside the failover order, usable only as shadow providers
+
+	Retry    Retry
+	Quality  Quality
+	Shadow   Shadow
+	Alerts   Alerts
+	Schedule Schedule
+
+	// Warnings are non-fatal findings, each "file:line: text", to be logged
+	// once: adjacent links sharing one infra, Telegram disabled, ignored keys.
+	Warnings []string
+}
+
+// Publish is the publishing target.
+type Publish struct {
+	Kind      string // "markdown" (default) or "webhook"
+	Dir       string // markdown: absolute output directory; default <Dir>/out
+	URL       string // webhook: endpoint (required for webhook)
+	SecretEnv string // webhook: variable holding the HMAC key; "" = unsigned
+	Secret    []byte // resolved value of SecretEnv; never printed
+}
+
+// Job holds the per-run and per-job limits.
+type Job struct {
+	PostsPerRun int           // default 4
+	Deadline    time.Duration // whole budget of one job; default 15m
+	Language    string        // default "en"
+	TargetWords int           // default 1500
+	Parallel    int           // jobs generated at once; default 1
+}
+
+// Link is one provider of the chain (or a shadow-only candidate).
+type Link struct {
+	Name      string // unique among chain and candidates
+	Kind      string // "gemini" or "openai" (any OpenAI-compatible API)
+	Model     string
+	APIKeyEnv string // variable holding the key; "" only for keyless servers
+	APIKey    string // resolved value of APIKeyEnv; never printed
+	BaseURL   string // required for kind openai; optional for gemini
+	Infra     string // failure domain, for the adjacency warning
+	DailyCap  int    // our requests/day limit; 0 = none
+	RPM       int    // requests per minute pacing; 0 = none
+	TPM       int    // tokens per minute pacing; 0 = none
+	CapReset  string // "HH:MM Zone" the provider's day starts; default "00:00 UTC"
+	Price     Price
+	Timeouts  Timeouts
+	// JSONMode is how an openai-kind link asks for JSON: "json_schema",
+	// "json_object" (default) or "" (prompt only; config value "none").
+	// Always "" for kind gemini, which uses responseJsonSchema.
+	JSONMode  string
+	Stream    bool // use the streaming endpoint; default true
+	MaxTokens int  // output token limit sent with each request; default 8192; 0 = provider default
+}
+
+// String describes the link without its key.
+func (l Link) String() string {
+	return fmt.Sprintf("%s (%s %s)", l.Name, l.Kind, l.Model)
+}
+
+// GoString is String: the key must not leak through %#v either.
+func (l Link) GoString() string { return "config.Link{" + l.String() + "}" }
+
+// Price is USD per million tokens.
+type Price struct {
+	InputPerMTok  float64
+	OutputPerMTok float64
+}
+
+// Timeouts are a link's time limits; 0 means none. The fields are in the
+// order of chain.Timeouts, so chain.Timeouts(l.Timeouts) converts.
+type Timeouts struct {
+	Connect    time.Duration // default 10s
+	FirstToken time.Duration // default 60s
+	Idle       time.Duration // default 30s
+	Total      time.Duration // default 5m
+}
+
+// Retry is the outcome policy of SPEC §3 plus the circuit breaker settings
+// (extension key retry.circuit).
+type Retry struct {
+	RateLimited RateLimitPolicy
+	ServerError WaitPolicy // default wait 0s
+	AuthError   AuthPolicy
+	Other       WaitPolicy // default wait 10s
+	Circuit     Circuit
+}
+
+// RateLimitPolicy governs 429s with a short window.
+type RateLimitPolicy struct {
+	Wait       time.Duration // default 30s (full jitter)
+	MaxRetries int           // default 2
+	MaxWait    time.Duration // default 60s
+}
+
+// WaitPolicy is a wait before moving to the next provider.
+type WaitPolicy struct {
+	Wait time.Duration
+}
+
+// AuthPolicy governs 401/403.
+type AuthPolicy struct {
+	Halt bool // default true: stop the run (exit 3)
+}
+
+// Circuit is the per-provider circuit breaker (config key retry.circuit).
+type Circuit struct {
+	Window      time.Duration // sliding window; default 10m
+	MinSamples  int           // calls in the window before it can open; default 4
+	FailureRate float64       // (0,1]; default 0.5
+	Cooldown    time.Duration // open → half-open; default 2m, doubled per failed probe
+	MaxCooldown time.Duration // default 1h
+	CloseAfter  int           // consecutive successes to close; default 2
+}
+
+// Quality is the quality gate.
+type Quality struct {
+	// Schema is the absolute path of the article schema; default
+	// <Dir>/data/article.schema.json. When the key is absent and that file
+	// does not exist, Schema is "" and SchemaJSON nil: use the built-in
+	// schema (data.ArticleSchema). A schema named in the file must exist.
+	Schema            string
+	SchemaJSON        []byte  // the schema file's content (a JSON object); nil with Schema ""
+	Threshold         float64 // 0..100; default 70
+	MinSections       int     // default 5
+	MinSectionWords   int     // default 200
+	BannedPhrasesFile string  // absolute path, "" = none
+}
+
+// Shadow configures shadow calls.
+type Shadow struct {
+	Providers  []string // names from Chain or Candidates
+	SampleRate float64  // 0..1; default 1.0
+}
+
+// Alerts configures alerting.
+type Alerts struct {
+	Telegram          Telegram
+	BudgetWarnAt      float64       // (0,1]; default 0.8
+	ProviderDownAfter time.Duration // default 1h
+}
+
+// Telegram is the Telegram notifier. It is enabled only when both
+// variables are set; otherwise Token and ChatID are "" and Config.Warnings
+// says so.
+type Telegram struct {
+	TokenEnv    string // default TELEGRAM_BOT_TOKEN
+	ChatIDEnv   string // default TELEGRAM_CHAT_ID
+	APIEndpoint string // "" = Telegram's; else "http://host:port/bot%s/%s"
+	Token       string // never printed
+	ChatID      string // a decimal int64 or "@channelname"
+}
+
+// Enabled reports whether Telegram alerts can be sent.
+func (t Telegram) Enabled() bool { return t.Token != "" && t.ChatID != "" }
+
+// String describes the notifier without its token.
+func (t Telegram) String() string {
+	if !t.Enabled() {
+		return "telegram (disabled)"
+	}
+	return "telegram (chat from " + t.ChatIDEnv + ")"
+}
+
+// GoString is String: the token must not leak through %#v either.
+func (t Telegram) GoString() string { return "config.Telegram{" + t.String() + "}" }
+
+// String describes the target without its secret.
+func (p Publish) String() string {
+	if p.Kind == "webhook" {
+		return "webhook " + p.URL
+	}
+	return p.Kind + " " + p.Dir
+}
+
+// GoString is String: the secret must not leak through %#v either.
+func (p Publish) GoString() string { return "config.Publish{" + p.String() + "}" }
+
+// Schedule holds the cron expressions `serve` uses (standard 5 fields or a
+// descriptor such as @daily). "" means not scheduled.
+type Schedule struct {
+	Run    string // default "0 6,10,14,18 * * *"
+	Health string // default "0 5 * * 1"
+	Report string // default "0 9 * * 1"
+}
+
+// Defaults of the file format.
+const (
+	DefaultDatabase = "data/pipeline.db"
+	DefaultTopics   = "data/topics.yaml"
+	DefaultSchema   = "data/article.schema.json"
+	DefaultOutDir   = "out"
+	DefaultCapReset = "00:00 UTC"
+)
+
+// Default returns a Config holding every default, with paths resolved
+// against dir, an empty chain, no secrets and no validation. `run --demo`
+// without a config file starts from it.
+func Default(dir string) *Config {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return &Config{
+		Dir:           dir,
+		Database:      resolvePath(dir, DefaultDatabase),
+		Topics:        resolvePath(dir, DefaultTopics),
+		Publish:       Publish{Kind: "markdown", Dir: resolvePath(dir, DefaultOutDir)},
+		Job:           Job{PostsPerRun: 4, Deadline: 15 * time.Minute, Language: "en", TargetWords: 1500, Parallel: 1},
+		RetentionDays: 30,
+		Retry: Retry{
+			RateLimited: RateLimitPolicy{Wait: 30 * time.Second, MaxRetries: 2, MaxWait: 60 * time.Second},
+			ServerError: WaitPolicy{Wait: 0},
+			AuthError:   AuthPolicy{Halt: true},
+			Other:       WaitPolicy{Wait: 10 * time.Second},
+			Circuit: Circuit{Window: 10 * time.Minute, MinSamples: 4, FailureRate: 0.5,
+				Cooldown: 2 * time.Minute, MaxCooldown: time.Hour, CloseAfter: 2},
+		},
+		Quality: Quality{Schema: resolvePath(dir, DefaultSchema), Threshold: 70, MinSections: 5, MinSectionWords: 200},
+		Shadow:  Shadow{SampleRate: 1.0},
+		Alerts: Alerts{
+			Telegram:          Telegram{TokenEnv: "TELEGRAM_BOT_TOKEN", ChatIDEnv: "TELEGRAM_CHAT_ID"},
+			BudgetWarnAt:      0.8,
+			ProviderDownAfter: time.Hour,
+		},
+		Schedule: Schedule{Run: "0 6,10,14,18 * * *", Health: "0 5 * * 1", Report: "0 9 * * 1"},
+	}
+}
+
+// DefaultLink returns a link holding the per-link defaults (kind-specific
+// JSONMode is applied by Parse).
+func DefaultLink() Link {
+	return Link{
+		CapReset:  DefaultCapReset,
+		Timeouts:  Timeouts{Connect: 10 * time.Second, FirstToken: 60 * time.Second, Idle: 30 * time.Second, Total: 5 * time.Minute},
+		Stream:    true,
+		MaxTokens: 8192,
+	}
+}
+
+// Load reads and parses the config file at path. getenv looks up the
+// variables the file names (nil means os.Getenv). A missing file is an
+// *Error whose fix points at the example config and `run --demo`.
+func Load(path string, getenv func(string) string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &Error{File: path, Msg: "config file not found",
+				Fix: "create one from data/contentpipe.example.yaml or run `contentpipe run --demo`", cause: err}
+		}
+		return nil, &Error{File: path, Msg: fmt.Sprintf("read config: %v", unwrapPathErr(err)),
+			Fix: "check the path given with --config and its permissions", cause: err}
+	}
+	return Parse(path, data, getenv)
+}
+
+func resolvePath(dir, p string) string {
+	if p == "" {
+		return ""
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}

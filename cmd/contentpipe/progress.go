@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+// progress prints a run's live progress: on a terminal one updating line
+// per job with a ticking countdown during waits; otherwise plain lines.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	total int
+
+	mu    sync.Mutex
+	index map[string]int
+	next  int
+	stop  chan struct{}
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progress{w: w, tty: tty, total: total, index: map[string]int{}}
+}
+
+func (p *progress) jobNo(j chain.Job) int {
+	n, ok := p.index[j.ID]
+	if !ok {
+		p.next++
+		n = p.next
+		p.index[j.ID] = n
+	}
+	return n
+}
+
+// event handles one chain event; safe for concurrent use.
+func (p *progress) event(e chain.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopTicker()
+	prefix := fmt.Sprintf("[job %d/%d %s]", p.jobNo(e.Job), p.total, e.Job.Topic)
+	var line string
+	switch e.Kind {
+	case "try":
+		line = fmt.Sprintf("%s trying %s (attempt %d)", prefix, e.Provider, e.Attempt)
+	case "skip":
+		line = fmt.Sprintf("%s skipping %s: %s", prefix, e.Provider, e.Reason)
+	case "wait":
+		line = fmt.Sprintf("%s waiting %s before the next try: %s", prefix, e.Wait.Round(100*time.Millisecond), e.Reason)
+	case "outcome":
+		switch e.Outcome {
+		case chain.OutcomeOK:
+			line = fmt.Sprintf("%s %s answered, quality %.0f: accepted", prefix, e.Provider, e.Score)
+		case chain.OutcomeRejected:
+			line = fmt.Sprintf("%s %s answered, quality %.0f: rejected (%s)", prefix, e.Provider, e.Score, shorten(e.Reason, 120))
+		default:
+			line = fmt.Sprintf("%s %s failed: %s — %s", prefix, e.Provider, e.Outcome, shorten(e.Reason, 120))
+		}
+	default:
+		return
+	}
+	if !p.tty {
+		fmt.Fprintln(p.w, line)
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s\n", line)
+	if e.Kind == "wait" && e.Wait >= time.Second {
+		p.startTicker(prefix, e.Provider, e.Wait)
+	}
+}
+
+// startTicker shows a countdown so that a long wait never looks like a hang.
+func (p *progress) startTicker(prefix, provider string, d time.Duration) {
+	stop := make(chan struct{})
+	p.stop = stop
+	end := time.Now().Add(d)
+	go func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-t.C:
+				left := end.Sub(now)
+				if left < 0 {
+					left = 0
+				}
+				p.mu.Lock()
+				if p.stop == stop {
+					fmt.Fprintf(p.w, "\r\033[K%s %s: retrying in %s", prefix, provider, left.Round(time.Second))
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+}
+
+func (p *progress) stopTicker() {
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// close stops any countdown.
+func (p *progress) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopTicker()
+}
+
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/contentpipe/contentpipe/alerts"
+	"github.com/contentpipe/contentpipe/chain"
+	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/telemetry"
+)
+
+func (a *app) runCmd() *cobra.Command {
+	var demo bool
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "One publishing run: generate, gate and publish the due jobs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			l, err := a.load(demo)
+			if err != nil {
+				return exitWith(exitConfig, err)
+			}
+			defer l.close()
+			cfg := l.cfg
+			for _, w := range cfg.Warnings {
+				if demo {
+					break // the embedded demo config has no file to point at
+				}
+				a.log.Warn(w)
+			}
+			store, err := telemetry.Open(cfg.Database)
+			if err != nil {
+				return exitWith(exitConfig, err)
+			}
+			defer store.Close()
+			ch, err := buildChain(ctx, cfg, store)
+			if err != nil {
+				return exitWith(exitConfig, err)
+			}
+			host, _ := os.Hostname()
+			slot := time.Now().UTC().Format("2006-01-02")
+			jobs := jobsFor(cfg, l.topics, slot)
+			total := cfg.Job.PostsPerRun
+			if total > len(jobs) {
+				total = len(jobs)
+			}
+			prog := newProgress(a.stdout, total)
+			defer prog.close()
+			ch.Progress = prog.event
+			r := &chain.Runner{
+				Chain:     ch,
+				Jobs:      store,
+				Publisher: buildPublisher(cfg),
+				Notifier:  alerts.NewOutbox(store, a.stderr),
+				Owner:     chain.Owner{Host: host, PID: os.Getpid()},
+				Alive:     processAlive(host),
+				Parallel:  cfg.Job.Parallel,
+			}
+			if cfg.RetentionDays > 0 {
+				if n, err := store.PurgeOutputs(ctx, time.Now().AddDate(0, 0, -cfg.RetentionDays)); err != nil {
+					a.log.Warn("purge old outputs", "err", err)
+				} else if n > 0 {
+					a.log.Info("purged old prompt/answer texts", "rows", n, "retention_days", cfg.RetentionDays)
+				}
+			}
+			sum := r.Run(ctx, jobs, cfg.Job.PostsPerRun)
+			prog.close()
+			a.printSummary(cfg, slot, sum)
+			switch {
+			case sum.Halt != nil:
+				return exitWith(exitHalted, fmt.Errorf("halted: %s refused our credentials; fix the key named by api_key_env and rerun", sum.Halt.Provider))
+			case sum.Review > 0 || sum.Deferred > 0 || sum.Errors > 0:
+				return exitWith(exitPartial, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&demo, "demo", false, "run on the embedded default: simulated providers on loopback, demo topics, out/ and data/pipeline.db")
+	return cmd
+}
+
+// printSummary writes the human summary of a run on stdout.
+func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary) {
+	w := a.stdout
+	fmt.Fprintf(w, "\nrun for slot %s: %d published, %d review, %d deferred", slot, sum.Published, sum.Review, sum.Deferred)
+	if sum.Halted > 0 {
+		fmt.Fprintf(w, ", %d halted", sum.Halted)
+	}
+	if sum.Active > 0 {
+		fmt.Fprintf(w, ", %d held by another active run", sum.Active)
+	}
+	if sum.Errors > 0 {
+		fmt.Fprintf(w, ", %d errors", sum.Errors)
+	}
+	fmt.Fprintf(w, " — total cost $%.4f\n", sum.CostUSD)
+	if len(sum.Reports) == 0 {
+		if sum.Active > 0 {
+			fmt.Fprintln(w, "another run is active; nothing to do")
+		} else {
+			fmt.Fprintln(w, "nothing due: every topic is already published for this slot")
+		}
+	}
+	for _, r := range sum.Reports {
+		switch r.Status {
+		case chain.JobPublished:
+			fmt.Fprintf(w, "  published  %-28s by %s (%s), quality %.0f, $%.4f → %s\n", r.Job.Topic, r.Provider, r.Model, r.Score, r.CostUSD, r.Location)
+		case chain.JobReview:
+			fmt.Fprintf(w, "  review     %-28s best answer %.0f from %s; see: contentpipe review show %s\n", r.Job.Topic, r.Score, r.Provider, r.Job.ID)
+		case chain.JobDeferred:
+			fmt.Fprintf(w, "  deferred   %-28s no provider answered; due again next run\n", r.Job.Topic)
+		case chain.JobHalted:
+			fmt.Fprintf(w, "  halted     %-28s auth failure\n", r.Job.Topic)
+		case "active":
+			fmt.Fprintf(w, "  active     %-28s another run is working on it\n", r.Job.Topic)
+		default:
+			msg := "unknown"
+			if r.Err != nil {
+				msg = r.Err.Error()
+			}
+			fmt.Fprintf(w, "  error      %-28s %s\n", r.Job.Topic, msg)
+		}
+		if r.Result != nil && r.Status != chain.JobPublished {
+			for _, s := range r.Result.Story {
+				fmt.Fprintf(w, "             %s\n", s)
+			}
+		}
+	}
+	if len(sum.Reports) > 0 {
+		fmt.Fprintf(w, "every attempt is in %s: contentpipe sql \"SELECT provider, outcome, COUNT(*) FROM calls GROUP BY 1, 2\"\n", cfg.Database)
+	}
+}

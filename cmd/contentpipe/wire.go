@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/contentpipe/contentpipe/adapters/gemini"
+	"github.com/contentpipe/contentpipe/adapters/openai"
+	"github.com/contentpipe/contentpipe/adapters/sim"
+	"github.com/contentpipe/contentpipe/chain"
+	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/data"
+	"github.com/contentpipe/contentpipe/prompts"
+	"github.com/contentpipe/contentpipe/publish"
+	"github.com/contentpipe/contentpipe/quality"
+	"github.com/contentpipe/contentpipe/telemetry"
+)
+
+// loaded is a config with what came with it: topics, and for --demo the
+// simulator servers that must be closed at the end.
+type loaded struct {
+	cfg    *config.Config
+	topics []config.Topic
+	sims   *sim.Set
+}
+
+func (l *loaded) close() {
+	if l.sims != nil {
+		l.sims.Close()
+	}
+}
+
+// load reads the config (or the embedded demo config with fresh simulator
+// servers) and the topics file. Every error here is exit status 2.
+func (a *app) load(demo bool) (*loaded, error) {
+	if !demo {
+		cfg, err := config.Load(a.configPath, a.getenv)
+		if err != nil {
+			return nil, err
+		}
+		topics, err := config.LoadTopics(cfg.Topics)
+		if err != nil {
+			return nil, err
+		}
+		return &loaded{cfg: cfg, topics: topics}, nil
+	}
+	sims, err := sim.StartAll(sim.DemoProfiles())
+	if err != nil {
+		return nil, fmt.Errorf("start demo providers: %w", err)
+	}
+	y := string(data.DemoConfig)
+	for flavor, name := range map[sim.Flavor]string{sim.FlavorGemini: "gemini", sim.FlavorGroq: "groq", sim.FlavorCerebras: "cerebras", sim.FlavorOpenRouter: "openrouter"} {
+		y = strings.ReplaceAll(y, "{{"+name+"}}", sims.Server(flavor).BaseURL())
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		sims.Close()
+		return nil, err
+	}
+	demoEnv := func(k string) string {
+		if strings.HasPrefix(k, "DEMO_") {
+			return "demo-key-not-secret"
+		}
+		return a.getenv(k)
+	}
+	cfg, err := config.Parse(wd+"/contentpipe-demo.yaml", []byte(y), demoEnv)
+	if err != nil {
+		sims.Close()
+		return nil, fmt.Errorf("demo config: %w", err)
+	}
+	topics, err := config.ParseTopics("data/demo-topics.yaml", data.DemoTopics)
+	if err != nil {
+		sims.Close()
+		return nil, fmt.Errorf("demo topics: %w", err)
+	}
+	return &loaded{cfg: cfg, topics: topics, sims: sims}, nil
+}
+
+// schemaBytes reads the configured schema, or the embedded one when the
+// configured file is the default and absent.
+func schemaBytes(cfg *config.Config) ([]byte, error) {
+	if cfg.Quality.SchemaJSON != nil {
+		return cfg.Quality.SchemaJSON, nil
+	}
+	if cfg.Quality.Schema == "" {
+		return data.ArticleSchema, nil
+	}
+	b, err := os.ReadFile(cfg.Quality.Schema)
+	if errors.Is(err, os.ErrNotExist) && strings.HasSuffix(cfg.Quality.Schema, "data/article.schema.json") {
+		return data.ArticleSchema, nil
+	}
+	return b, err
+}
+
+// buildGate compiles the quality gate from the config.
+func buildGate(cfg *config.Config) (*quality.Gate, []byte, error) {
+	schema, err := schemaBytes(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("quality.schema: %w", err)
+	}
+	s := quality.Settings{Threshold: cfg.Quality.Threshold, MinSections: cfg.Quality.MinSections, MinSectionWords: cfg.Quality.MinSectionWords}
+	if cfg.Quality.BannedPhrasesFile != "" {
+		b, err := os.ReadFile(cfg.Quality.BannedPhrasesFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("quality.banned_phrases_file: %w", err)
+		}
+		if s.ExtraPhrases, err = quality.LoadPhrases(bytes.NewReader(b)); err != nil {
+			return nil, nil, fmt.Errorf("quality.banned_phrases_file %s: %w", cfg.Quality.BannedPhrasesFile, err)
+		}
+	}
+	g, err := quality.NewGate(schema, s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("quality.schema %s: %w", cfg.Quality.Schema, err)
+	}
+	return g, schema, nil
+}
+
+// buildLink turns a config link into a chain link with its wire client.
+func buildLink(ctx context.Context, l config.Link) (*chain.Link, error) {
+	reset, err := chain.ParseCapReset(l.CapReset)
+	if err != nil {
+		return nil, fmt.Errorf("link %s: cap_reset: %w", l.Name, err)
+	}
+	to := chain.Timeouts(l.Timeouts)
+	cl := &chain.Link{
+		Name: l.Name, Model: l.Model, Infra: l.Infra, DailyCap: l.DailyCap, CapReset: reset,
+		Price:     chain.Price{InputPerMTok: l.Price.InputPerMTok, OutputPerMTok: l.Price.OutputPerMTok},
+		MaxTokens: l.MaxTokens, Stream: l.Stream,
+	}
+	if l.RPM > 0 || l.TPM > 0 {
+		cl.Pacer = chain.NewPacer(l.RPM, l.TPM)
+	}
+	switch l.Kind {
+	case "gemini":
+		cl.Family = "gemini"
+		c, err := gemini.New(ctx, gemini.Config{Name: l.Name, Model: l.Model, APIKey: l.APIKey, BaseURL: l.BaseURL, Timeouts: to})
+		if err != nil {
+			return nil, fmt.Errorf("link %s: %w", l.Name, err)
+		}
+		cl.Provider = c
+	default:
+		cl.Family = "openai"
+		c, err := openai.New(openai.Config{Name: l.Name, Model: l.Model, APIKey: l.APIKey, BaseURL: l.BaseURL, JSONMode: l.JSONMode, Timeouts: to})
+		if err != nil {
+			return nil, fmt.Errorf("link %s: %w", l.Name, err)
+		}
+		cl.Provider = c
+	}
+	return cl, nil
+}
+
+// buildChain wires the chain of a config onto a store.
+func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store) (*chain.Chain, error) {
+	gate, schema, err := buildGate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	set := prompts.Default()
+	if cfg.PromptsDir != "" {
+		if set, err = prompts.Load(cfg.PromptsDir); err != nil {
+			return nil, fmt.Errorf("prompts_dir: %w", err)
+		}
+	}
+	c := &chain.Chain{
+		Policy:  retryPolicy(cfg.Retry),
+		Breaker: chain.BreakerSettings(cfg.Retry.Circuit),
+		Deadline: cfg.Job.Deadline,
+		Store:    store,
+		Gate:     gate,
+		Clock:    chain.RealClock{},
+		Schema:   schema,
+		Prompt: func(family string, j chain.Job) (chain.Prompt, error) {
+			r, err := set.Article(family, prompts.Vars{Title: j.Title, Category: j.Category, Keywords: j.Keywords, Language: j.Language,
+				TargetWords: j.TargetWords, MinSections: cfg.Quality.MinSections, MinSectionWords: cfg.Quality.MinSectionWords})
+			return chain.Prompt{System: r.System, User: r.User, Version: r.Version}, err
+		},
+	}
+	for _, l := range cfg.Chain {
+		cl, err := buildLink(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		c.Links = append(c.Links, cl)
+	}
+	return c, nil
+}
+
+// buildPublisher returns the configured publishing target.
+func buildPublisher(cfg *config.Config) chain.Publisher {
+	if cfg.Publish.Kind == "webhook" {
+		return &publish.Webhook{URL: cfg.Publish.URL, Secret: cfg.Publish.Secret}
+	}
+	return &publish.Markdown{Dir: cfg.Publish.Dir}
+}
+
+// jobsFor turns topics into the jobs of one slot.
+func jobsFor(cfg *config.Config, topics []config.Topic, slot string) []chain.Job {
+	jobs := make([]chain.Job, 0, len(topics))
+	for _, t := range topics {
+		lang, words := t.Language, t.TargetWords
+		if lang == "" {
+			lang = cfg.Job.Language
+		}
+		if words == 0 {
+			words = cfg.Job.TargetWords
+		}
+		jobs = append(jobs, chain.Job{ID: chain.JobID(t.ID, slot), Topic: t.ID, Slot: slot, Title: t.Title,
+			Category: t.Category, Language: lang, Keywords: t.Keywords, TargetWords: words})
+	}
+	return jobs
+}
+
+// processAlive reports whether a run process that holds claims still lives:
+// on this host by signal 0; on another host it is assumed alive (its lease
+// decides).
+func processAlive(host string) func(chain.Owner) bool {
+	return func(o chain.Owner) bool {
+		if o.Host != host {
+			return true
+		}
+		if o.PID == os.Getpid() {
+			return true
+		}
+		err := syscall.Kill(o.PID, 0)
+		return err == nil || errors.Is(err, syscall.EPERM)
+	}
+}
+
+// retryPolicy maps the `retry:` section onto the chain's policy, where a
+// zero field means "default": an explicit 0 in the file becomes the
+// policy's NoRetries / NoWait.
+func retryPolicy(r config.Retry) chain.RetryPolicy {
+	p := chain.RetryPolicy{
+		RateLimitedWait: r.RateLimited.Wait, RateLimitedMaxRetries: r.RateLimited.MaxRetries,
+		RateLimitedMaxWait: r.RateLimited.MaxWait, ServerErrorWait: r.ServerError.Wait,
+		AuthHalt: r.AuthError.Halt, OtherWait: r.Other.Wait,
+	}
+	if p.RateLimitedMaxRetries == 0 {
+		p.RateLimitedMaxRetries = chain.NoRetries
+	}
+	if p.OtherWait == 0 {
+		p.OtherWait = chain.NoWait
+	}
+	return p
+}

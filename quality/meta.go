@@ -1,0 +1,234 @@
+package quality
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// metaRule is one pattern of assistant talk that must never reach a reader.
+// Patterns are written against the token form of a text field (see tokenize:
+// folded words and punctuation marks separated by single spaces, with a
+// leading and trailing space), so Turkish letters appear without diacritics
+// and with i for both İ/I/ı/i.
+type metaRule struct {
+	name string
+	re   *regexp.Regexp
+	// where limits the rule: anywhere in a field, at the start of a field,
+	// or in the last two sentences of the article.
+	where int
+}
+
+const (
+	anywhere = iota
+	fieldStart
+	articleEnd
+)
+
+// Sentence start in token form: the start of the field or after . ! ? : ;
+const sStart = `(?:^ |[.!?:;] )`
+
+// aiNoun is what an assistant calls itself.
+const aiNoun = `(?:an? )?(?:ai|artificial intelligence|large language model|language model|ai language model|ai model|ai assistant|ai chatbot|chatbot|virtual assistant|digital assistant)`
+
+// firstPerson follows "as an AI" in a self-description.
+const firstPerson = `(?:i|i'm|i've|i'd|i'll|me|my|myself)`
+
+// assistVerb follows "I cannot" in a refusal or capability disclaimer.
+const assistVerb = `(?:help|assist|provide|write|create|generate|produce|fulfill|fulfil|comply|complete|access|browse|answer|give|offer|continue|engage|support|share|discuss|make|predict|guarantee|verify|do that|do this|perform|retrieve)`
+
+func rule(name string, where int, pattern string) metaRule {
+	return metaRule{name: name, where: where, re: regexp.MustCompile(pattern)}
+}
+
+// metaRules are the built-in meta phrase patterns (English and Turkish).
+// See the package documentation for what is deliberately not matched.
+var metaRules = []metaRule{
+	// English self-descriptions.
+	rule("as an AI", anywhere, sStart+`as `+aiNoun+`(?: developed by \S+| trained by \S+| created by \S+)? , `),
+	rule("as an AI", anywhere, ` as `+aiNoun+` (?:, )?`+firstPerson+` `),
+	rule("I am an AI", anywhere, ` (?:i am|i'm) (?:just |only |merely |not )?`+aiNoun+` `),
+	// Refusals and capability disclaimers: "I cannot" only with an assistant's verb.
+	rule("I cannot", anywhere, ` i (?:cannot|can't|can not|am unable to|'m unable to|i'm unable to|am not able to|won't be able to|do not have the ability to|don't have the ability to) (?:\S+ )?`+assistVerb+` `),
+	rule("I cannot", anywhere, ` i'm unable to (?:\S+ )?`+assistVerb+` `),
+	rule("I'm sorry, but", anywhere, ` (?:i'm sorry|i am sorry|i apologize|i apologise) , but `),
+	rule("I don't have access", anywhere, ` i (?:don't|do not) have (?:access to|the ability to|real-time|real time|browsing|personal opinions|personal experiences|feelings) `),
+	rule("my knowledge cutoff", anywhere, ` (?:my|the) (?:knowledge|training) (?:cutoff|cut-off|data) `),
+	// Hand-over lines.
+	rule("here is the article", anywhere, ` (?:here is|here's|below is|below you'll find|below you will find|here you go|i have written|i've written|i have created|i've created|i have prepared|i've prepared|i have drafted|i've drafted|attached is) (?:the|your|a|an|this) (?:\S+ ){0,4}?(?:article|blog post|blogpost|post|draft|essay|json|content|response|rewrite|rewritten version|revised version|requested) `),
+	rule("here is the article", anywhere, ` (?:the|this) (?:\S+ ){0,2}?(?:article|json|response) you (?:requested|asked for) `),
+	rule("word count note", anywhere, ` (?:word count|total words|kelime sayisi) :? (?:approximately |approx |about |yaklasik |~)?\d`),
+	// Chat framing openers.
+	rule("chat opener", fieldStart, `^ (?:certainly|sure|of course|absolutely|great question|good question|okay|ok|alright|all right|gladly|no problem|happy to help|with pleasure|definitely|great) (?:! |[,.:] (?:\S+ ){0,5}?(?:here|here's|below|i'll|i will|i've|i have|let me|let's) )`),
+	rule("chat opener", anywhere, ` (?:certainly|sure|of course|absolutely|gladly) [!,.] (?:here is|here's|below is|below you'll find|below you will find|let me (?:write|draft|create|help|explain|break|walk|put))`),
+	// Chat framing closers that offer more.
+	rule("chat closer", anywhere, ` (?:would you like me to|do you want me to|would you like a|would you like an|should i (?:write|expand|add|create|continue|elaborate|adjust|revise|rewrite|make|generate|provide|include|tailor)|shall i) `),
+	rule("chat closer", anywhere, ` want me to (?:write|expand|add|create|make|continue|elaborate|adjust|revise|rewrite|tailor|generate|provide|include) `),
+	rule("chat closer", anywhere, ` let me know if (?:you|there|i|this|that|anything|any) `),
+	rule("chat closer", anywhere, ` (?:i )?hope (?:this|that) helps `),
+	rule("chat closer", anywhere, ` feel free to (?:ask|let me know|reach out to me|request) `),
+	rule("chat closer", anywhere, ` if you(?:'d| would) like (?:, )?i can `),
+	rule("chat closer", anywhere, ` if you want (?:, )?i can `),
+	rule("chat closer", anywhere, ` i can also (?:write|provide|expand|create|help|generate|draft|adjust|tailor|prepare|add|make) `),
+	rule("chat closer", anywhere, ` (?:i'd|i would|i'll|i will) be (?:happy|glad) to (?:help|assist|write|expand|provide|create|adjust|revise|tailor) `),
+	rule("chat closer", anywhere, ` is there anything else `),
+
+	// Turkish self-descriptions (skeleton: yapay zeka, dil modeli, asistan).
+	rule("yapay zeka olarak", anywhere, sStart+`(?:ben )?(?:bir )?(?:yapay zeka|yapay zeka asistani|yapay zeka modeli|yapay zeka dil modeli|dil modeli|buyuk dil modeli|ai|yz|ai asistani|dijital asistan|sanal asistan|asistan) (?:olarak|oldugum icin) `),
+	rule("yapay zeka olarak", anywhere, ` (?:yapay zeka|dil modeli|asistan|asistani) (?:olarak|oldugum icin) (?:, )?(?:\S+ ){0,6}?(?:ben|benim|bana|beni|\S+(?:amam|emem|amiyorum|emiyorum)) `),
+	rule("bir yapay zeka", anywhere, ` (?:yapay zekayim|yapay zeka asistaniyim|yapay zeka modeliyim|dil modeliyim|asistaniyim|bir ai'yim|bir yapay zeka oldugum) `),
+	rule("bir yapay zeka", anywhere, ` ben (?:sadece |yalnizca )?bir (?:yapay zeka|dil modeli|asistan|ai) `),
+	rule("asistan olarak", anywhere, ` (?:yapay zeka|dil modeli|ai|yz) asistani olarak `),
+	rule("asistan olarak", anywhere, ` asistan(?:i)? olarak (?:size|sana|ben|benim) `),
+	rule("yardımcı olamam", anywhere, ` (?:yardimci olamam|yardim edemem|yerine getiremem|bunu yazamam|olusturamam|uretemem|erisimim yok|erisemiyorum|kisisel gorusum yok|kisisel goruslerim yok) `),
+	// Turkish hand-over lines and openers.
+	rule("işte makale", anywhere, ` (?:iste|asagida|asagidaki) (?:istediginiz|talep ettiginiz|istenen|hazirladigim|sizin icin|senin icin|ricaniz uzerine|isteginiz uzerine) `),
+	rule("işte makale", anywhere, ` (?:iste|asagida) (?:\S+ ){0,3}?(?:makaleniz|makaleniz|yaziniz|blog yaziniz|iceriginiz|makalesi :|makale :) `),
+	rule("chat opener", fieldStart, `^ (?:elbette|tabii ki|tabii|tabi ki|tabi|memnuniyetle|harika bir soru|harika|kesinlikle|tamamdir|tamam|peki|olur) (?:! |[,.:] (?:\S+ ){0,4}?(?:iste|asagida|asagidaki|sizin icin|senin icin) )`),
+	rule("chat opener", anywhere, ` (?:elbette|tabii ki|tabii|tabi ki|memnuniyetle) [!,.] (?:iste|asagida) `),
+	// Turkish closers: "yazmamı ister misiniz?", "ekleyeyim mi?", "başka bir şey…".
+	rule("chat closer", anywhere, ` \S+m[ae]mi (?:de |da )?(?:ister misin|ister misiniz|istersen|isterseniz|ister misin ?\?) `),
+	rule("chat closer", anywhere, ` \S+(?:ayim|eyim|yayim|yeyim) mi (?:\?|,) `),
+	rule("chat closer", anywhere, ` baska bir (?:sey|seyde|konuda|konu) (?:\S+ ){0,3}?(?:ister misin|ister misiniz|yardimci olabilir|yardim edebilir|var mi|sormak ister|eklememi|yapmami) `),
+	rule("chat closer", anywhere, ` (?:sormaktan|sormakta|yazmaktan) (?:lutfen )?(?:cekinmeyin|cekinme) `),
+	rule("chat closer", anywhere, ` (?:yardimci olabilecegim|yardim edebilecegim) (?:baska|bir sey) `),
+	rule("chat closer", anywhere, ` size (?:baska )?(?:nasil |hangi konuda )?yardimci olabilirim `),
+	rule("chat closer", anywhere, ` umarim (?:bu |bunlar )?(?:yardimci olur|yardimci olmustur|yardimci olabilmisimdir) `),
+	// Tail-only: an article may ask a rhetorical "… ister misiniz?" mid-text;
+	// at the very end it is the assistant offering more.
+	rule("chat closer", articleEnd, ` ister misin(?:iz)? \? `),
+	rule("chat closer", articleEnd, ` baska bir sey `),
+	rule("chat closer", articleEnd, ` (?:anything else|any questions|further questions) `),
+}
+
+// phrase is one ExtraPhrases entry compiled for matching: on tokens when the
+// phrase is made of words and sentence marks, else on the folded text.
+type phrase struct {
+	raw    string
+	tokens string // " a b c " when matched on tokens
+	folded string // folded phrase when matched on folded text
+}
+
+func compilePhrase(p string) (phrase, bool) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return phrase{}, false
+	}
+	wordy := true
+	for _, r := range p {
+		f := foldRune(r)
+		if f < 0 || f == ' ' || f == '\'' || f == '-' || strings.ContainsRune(".,!?:;", f) {
+			continue
+		}
+		if !isLetterOrDigit(f) {
+			wordy = false
+			break
+		}
+	}
+	if wordy {
+		t := tokenize(p)
+		if strings.TrimSpace(t) == "" {
+			return phrase{}, false
+		}
+		return phrase{raw: p, tokens: t}, true
+	}
+	return phrase{raw: p, folded: fold(p)}, true
+}
+
+// LoadPhrases reads a banned-phrases list: one phrase a line, blank lines and
+// lines starting with '#' skipped, surrounding white space trimmed.
+func LoadPhrases(r io.Reader) ([]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	var out []string
+	for sc.Scan() {
+		line := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\uFEFF"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read phrases: %w", err)
+	}
+	return out, nil
+}
+
+// field is one text field of the article (title, a heading or a body).
+type field struct {
+	where  string // "title", "section 2 heading", "section 2"
+	text   string
+	tokens string
+}
+
+// metaHit is the first meta phrase found.
+type metaHit struct {
+	name, where, excerpt string
+}
+
+// findMeta looks for assistant talk in the article's fields.
+func (g *Gate) findMeta(fields []field, lastBody string) (metaHit, bool) {
+	for _, f := range fields {
+		for _, r := range metaRules {
+			if r.where == articleEnd {
+				continue
+			}
+			loc := r.re.FindStringIndex(f.tokens)
+			if loc == nil {
+				continue
+			}
+			if r.where == fieldStart && loc[0] != 0 {
+				continue
+			}
+			return metaHit{r.name, f.where, clip(f.tokens[loc[0]:loc[1]], 60)}, true
+		}
+		folded := ""
+		for _, p := range g.extra {
+			if p.tokens != "" {
+				if strings.Contains(f.tokens, p.tokens) {
+					return metaHit{p.raw, f.where, p.raw}, true
+				}
+				continue
+			}
+			if folded == "" {
+				folded = fold(f.text)
+			}
+			if strings.Contains(folded, p.folded) {
+				return metaHit{p.raw, f.where, p.raw}, true
+			}
+		}
+	}
+	// The end of the article: the last two sentences of the last body.
+	tail := lastSentences(tokenize(lastBody), 2)
+	for _, r := range metaRules {
+		if r.where != articleEnd {
+			continue
+		}
+		if loc := r.re.FindStringIndex(tail); loc != nil {
+			return metaHit{r.name, "end of article", clip(tail[loc[0]:loc[1]], 60)}, true
+		}
+	}
+	return metaHit{}, false
+}
+
+// lastSentences returns the suffix of a token string that holds its last n
+// sentences (sentence marks . ! ? as tokens), with the leading space.
+func lastSentences(tokens string, n int) string {
+	end := strings.TrimRight(tokens, " .!?")
+	seen := 0
+	for i := len(end) - 1; i >= 1; i-- {
+		c := end[i]
+		if (c == '.' || c == '!' || c == '?') && end[i-1] == ' ' && (i+1 == len(end) || end[i+1] == ' ') {
+			seen++
+			if seen == n {
+				return tokens[i+1:]
+			}
+		}
+	}
+	return tokens
+}
+
+func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -1,0 +1,249 @@
+package quality
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// lowerTurkish lower-cases s with the Turkish rules: 'İ' becomes 'i' and
+// 'I' becomes 'ı'. strings.ToLower would turn 'İ' into "i̇" (i plus a
+// combining dot) and 'I' into 'i', which breaks Turkish words such as
+// "IŞIK" or "İSTER".
+func lowerTurkish(s string) string {
+	return strings.ToLowerSpecial(unicode.TurkishCase, s)
+}
+
+// foldRune maps r to its matching skeleton: lower case, with the dotted and
+// dotless i merged (İ, I, ı, i → i) and the Turkish diacritics removed
+// (ş→s, ğ→g, ç→c, ö→o, ü→u, â→a, î→i, û→u). It returns -1 for combining
+// marks, which the skeleton drops (so a decomposed "I\u0307" folds to "i").
+// The skeleton makes "İSTER MİSİNİZ", "ister misiniz", "ISTER MISINIZ" and a
+// model's diacritic-less "istermisiniz"-style Turkish compare equal where it
+// matters, and keeps English "I" an "i".
+func foldRune(r rune) rune {
+	switch r {
+	case 'İ', 'I', 'ı', 'i', 'Î', 'î', 'Ì', 'ì', 'Í', 'í':
+		return 'i'
+	case 'Ş', 'ş':
+		return 's'
+	case 'Ğ', 'ğ':
+		return 'g'
+	case 'Ç', 'ç':
+		return 'c'
+	case 'Ö', 'ö':
+		return 'o'
+	case 'Ü', 'ü', 'Û', 'û':
+		return 'u'
+	case 'Â', 'â':
+		return 'a'
+	case '\u2019', '\u2018', '\u02BC', '\u00B4', '`':
+		return '\''
+	case '\u00A0', '\u2007', '\u202F':
+		return ' '
+	}
+	if unicode.Is(unicode.Mn, r) || r == '\uFEFF' || r == '\u200B' || r == '\u200C' || r == '\u200D' {
+		return -1
+	}
+	return unicode.ToLower(r)
+}
+
+// fold returns the skeleton of s (see foldRune) with every run of white
+// space collapsed to one space. Punctuation is kept.
+func fold(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		f := foldRune(r)
+		if f < 0 {
+			continue
+		}
+		if unicode.IsSpace(f) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(f)
+	}
+	return b.String()
+}
+
+// tokenize turns s into its matching form: folded words (letters and digits,
+// with inner apostrophes and hyphens kept) and the sentence punctuation marks
+// ". , ! ? : ;" as their own tokens ("…", "..." and "!!" count as one mark);
+// everything else (quotes, dashes, brackets, markdown) separates tokens.
+// The result is the tokens joined by single spaces, with a leading and a
+// trailing space, so that " here is the article " finds whole words only.
+func tokenize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte(' ')
+	inWord := false
+	lastMark := rune(0)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		f := foldRune(r)
+		if f < 0 {
+			continue
+		}
+		switch {
+		case unicode.IsLetter(f) || unicode.IsDigit(f):
+			if !inWord {
+				if b.Len() > 1 || lastMark != 0 {
+					b.WriteByte(' ')
+				}
+				inWord = true
+			}
+			lastMark = 0
+			b.WriteRune(f)
+		case (f == '\'' || f == '-') && inWord && i < len(s) && isWordRuneAt(s, i):
+			b.WriteRune(f)
+		default:
+			inWord = false
+			m := f
+			if m == '…' {
+				m = '.'
+			}
+			switch m {
+			case '.', ',', '!', '?', ':', ';':
+				if lastMark == m {
+					continue
+				}
+				b.WriteByte(' ')
+				b.WriteRune(m)
+				lastMark = m
+			}
+		}
+	}
+	b.WriteByte(' ')
+	out := b.String()
+	// Collapse the double spaces left by a mark written after a word.
+	for strings.Contains(out, "  ") {
+		out = strings.ReplaceAll(out, "  ", " ")
+	}
+	return out
+}
+
+// isWordRuneAt reports whether the rune starting at s[i] is a letter or digit.
+func isWordRuneAt(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	f := foldRune(r)
+	return f >= 0 && (unicode.IsLetter(f) || unicode.IsDigit(f))
+}
+
+// words returns the folded words of s (tokenize without the punctuation).
+func words(s string) []string {
+	var out []string
+	start := -1
+	var b strings.Builder
+	flush := func() {
+		if start >= 0 {
+			out = append(out, b.String())
+			b.Reset()
+			start = -1
+		}
+	}
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		f := foldRune(r)
+		if f < 0 {
+			continue
+		}
+		if unicode.IsLetter(f) || unicode.IsDigit(f) {
+			start = i
+			b.WriteRune(f)
+			continue
+		}
+		if (f == '\'' || f == '-') && start >= 0 && i < len(s) && isWordRuneAt(s, i) {
+			b.WriteRune(f)
+			continue
+		}
+		flush()
+	}
+	flush()
+	return out
+}
+
+// countWords counts the words of s the way the gate does: maximal runs of
+// letters and digits, inner apostrophes and hyphens included ("don't",
+// "e-posta" and "ChatGPT'nin" are one word each), markdown symbols ignored.
+func countWords(s string) int {
+	n := 0
+	in := false
+	for i := 0; i < len(s); {
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		i += sz
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if !in {
+				n++
+			}
+			in = true
+			continue
+		}
+		if (r == '\'' || r == '’' || r == '-') && in && i < len(s) && isWordRuneAt(s, i) {
+			continue
+		}
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		in = false
+	}
+	return n
+}
+
+// paragraphs splits a section body into paragraphs: on blank lines, or on
+// single line breaks when the body has no blank line.
+func paragraphs(body string) []string {
+	body = strings.ReplaceAll(body, "\r\n", "\n")
+	var parts []string
+	if strings.Contains(body, "\n\n") {
+		parts = strings.Split(body, "\n\n")
+	} else {
+		parts = strings.Split(body, "\n")
+	}
+	out := parts[:0]
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sentences splits a token string (see tokenize) into sentences at ". ! ?"
+// and returns each sentence as a token string without its end mark.
+func sentences(tokens string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(tokens); i++ {
+		switch tokens[i] {
+		case '.', '!', '?':
+			if i > 0 && tokens[i-1] == ' ' && (i+1 == len(tokens) || tokens[i+1] == ' ') {
+				if s := strings.TrimSpace(tokens[start:i]); s != "" {
+					out = append(out, s)
+				}
+				start = i + 1
+			}
+		}
+	}
+	if s := strings.TrimSpace(tokens[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// clip shortens s to at most n runes for a check's detail, adding "…".
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,285 @@
+package telemetry
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+const jobColumns = `id, topic, slot, title, category, language, status, provider, model, quality_score,
+	attempt, location, published_at, last_error, updated_at, owner_host, owner_pid, claimed_at`
+
+// jobRow is a jobs row with its claim.
+type jobRow struct {
+	rec       chain.JobRecord
+	owner     chain.Owner
+	claimed   bool
+	claimedAt time.Time
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJob(sc scanner) (jobRow, error) {
+	var (
+		r                          jobRow
+		score                      sql.NullFloat64
+		published, updated, claimd sql.NullString
+		host                       sql.NullString
+		pid                        sql.NullInt64
+	)
+	err := sc.Scan(&r.rec.ID, &r.rec.Topic, &r.rec.Slot, &r.rec.Title, &r.rec.Category, &r.rec.Language,
+		&r.rec.Status, &r.rec.Provider, &r.rec.Model, &score, &r.rec.Attempt, &r.rec.Location, &published,
+		&r.rec.LastError, &updated, &host, &pid, &claimd)
+	if err != nil {
+		return r, err
+	}
+	if score.Valid {
+		v := score.Float64
+		r.rec.QualityScore = &v
+	}
+	if r.rec.PublishedAt, err = scanTime(published); err != nil {
+		return r, err
+	}
+	if r.rec.UpdatedAt, err = scanTime(updated); err != nil {
+		return r, err
+	}
+	if r.claimedAt, err = scanTime(claimd); err != nil {
+		return r, err
+	}
+	if host.Valid {
+		r.claimed = true
+		r.owner = chain.Owner{Host: host.String, PID: int(pid.Int64)}
+	}
+	return r, nil
+}
+
+func getJob(ctx context.Context, q queryRower, id string) (jobRow, bool, error) {
+	r, err := scanJob(q.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return jobRow{}, false, nil
+	}
+	if err != nil {
+		return jobRow{}, false, err
+	}
+	return r, true, nil
+}
+
+// finished reports whether a job status is final for its slot.
+func finished(status string) bool {
+	switch status {
+	case chain.JobPublished, chain.JobReview, chain.JobRejected:
+		return true
+	}
+	return false
+}
+
+// ClaimJob inserts the job (status due) if new and claims it for owner, in
+// one IMMEDIATE transaction. A finished job (published, review, rejected) is
+// not claimed. A job claimed by another owner is not claimed while alive
+// reports that owner alive and its claim (claimed_at, renewed by
+// HeartbeatJob) is younger than lease; otherwise the claim is taken over. A
+// nil alive counts every owner alive (only the lease then frees a claim). A
+// claimed job becomes running, except that a job in publishing keeps that
+// status and its updated_at (the write-ahead time) so the caller can
+// reconcile it. Title, category and language are refreshed from j when set.
+// cur is the job as stored after the call. alive runs inside the write
+// transaction: it must be quick and must not use the store.
+func (s *Store) ClaimJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now time.Time) (claimed bool, cur chain.JobRecord, err error) {
+	ts := FormatTime(now)
+	err = s.write(ctx, "claim job "+j.ID, func(tx *sql.Tx) error {
+		claimed = false
+		r, found, err := getJob(ctx, tx, j.ID)
+		if err != nil {
+			return err
+		}
+		if !found {
+			_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, topic, slot, title, category, language, status, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.Topic, j.Slot, j.Title, j.Category, j.Language, chain.JobDue, ts, ts)
+			if err != nil {
+				return fmt.Errorf("insert: %w", err)
+			}
+			if r, _, err = getJob(ctx, tx, j.ID); err != nil {
+				return err
+			}
+		}
+		if finished(r.rec.Status) {
+			cur = r.rec
+			return nil
+		}
+		if r.claimed && r.owner != owner {
+			live := alive == nil || alive(r.owner)
+			if live && now.Sub(r.claimedAt) < lease {
+				cur = r.rec
+				return nil
+			}
+		}
+		status, updated := chain.JobRunning, ts
+		if r.rec.Status == chain.JobPublishing {
+			status, updated = chain.JobPublishing, FormatTime(r.rec.UpdatedAt)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, owner_host = ?, owner_pid = ?, claimed_at = ?, updated_at = ?,
+	title = COALESCE(NULLIF(?, ''), title), category = COALESCE(NULLIF(?, ''), category), language = COALESCE(NULLIF(?, ''), language)
+WHERE id = ?`, status, owner.Host, owner.PID, ts, updated, j.Title, j.Category, j.Language, j.ID)
+		if err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		if r, _, err = getJob(ctx, tx, j.ID); err != nil {
+			return err
+		}
+		cur, claimed = r.rec, true
+		return nil
+	})
+	if err != nil {
+		return false, chain.JobRecord{}, err
+	}
+	return claimed, cur, nil
+}
+
+// HeartbeatJob renews owner's claim on job id (claimed_at = now). It fails
+// when the job is not claimed by owner any more (another run took it over,
+// or it was finished): the caller must then discard its answer.
+func (s *Store) HeartbeatJob(ctx context.Context, id string, owner chain.Owner, now time.Time) error {
+	return s.write(ctx, "heartbeat job "+id, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE jobs SET claimed_at = ? WHERE id = ? AND owner_host = ? AND owner_pid = ?",
+			FormatTime(now), id, owner.Host, owner.PID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("job %s is not claimed by %s pid %d any more", id, owner.Host, owner.PID)
+		}
+		return nil
+	})
+}
+
+// MarkPublishing records the write-ahead state before publication: status
+// publishing, the winner (provider, model, score, attempt), the location the
+// article goes to, and updated_at = now (the publication time a
+// reconciliation reuses).
+func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, now time.Time) error {
+	return s.write(ctx, "mark publishing "+j.ID, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, provider = ?, model = ?, quality_score = ?, attempt = ?,
+	location = ?, updated_at = ? WHERE id = ?`,
+			chain.JobPublishing, j.Provider, j.Model, nullFloat(j.QualityScore), j.Attempt, j.Location, FormatTime(now), j.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("job %s not found", j.ID)
+		}
+		return nil
+	})
+}
+
+// FinishJob sets the job's final status and last_error, releases the claim,
+// and sets updated_at = now. Provider, model, quality score, attempt,
+// location and published_at are taken from j when set (non-zero) and kept
+// otherwise; a published job without PublishedAt gets now. A job that is
+// not in the table is inserted.
+func (s *Store) FinishJob(ctx context.Context, j chain.JobRecord, now time.Time) error {
+	if j.Status == "" {
+		return fmt.Errorf("finish job %s: empty status", j.ID)
+	}
+	ts := FormatTime(now)
+	published := j.PublishedAt
+	if published.IsZero() && j.Status == chain.JobPublished {
+		published = now
+	}
+	return s.write(ctx, "finish job "+j.ID, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, topic, slot, title, category, language, status, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			j.ID, j.Topic, j.Slot, j.Title, j.Category, j.Language, j.Status, ts, ts)
+		if err != nil {
+			return err
+		}
+		var attempt any
+		if j.Attempt > 0 {
+			attempt = j.Attempt
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?,
+	owner_host = NULL, owner_pid = NULL, claimed_at = NULL,
+	provider = COALESCE(NULLIF(?, ''), provider), model = COALESCE(NULLIF(?, ''), model),
+	quality_score = COALESCE(?, quality_score), attempt = COALESCE(?, attempt),
+	location = COALESCE(NULLIF(?, ''), location), published_at = COALESCE(?, published_at)
+WHERE id = ?`, j.Status, j.LastError, ts, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
+			j.Location, nullTime(published), j.ID)
+		return err
+	})
+}
+
+// Job returns the job with id (false when unknown).
+func (s *Store) Job(ctx context.Context, id string) (chain.JobRecord, bool, error) {
+	r, ok, err := getJob(ctx, s.db, id)
+	if err != nil {
+		return chain.JobRecord{}, false, fmt.Errorf("read job %s: %w", id, err)
+	}
+	return r.rec, ok, nil
+}
+
+// JobsByStatus returns the jobs with status, oldest slot first.
+func (s *Store) JobsByStatus(ctx context.Context, status string) ([]chain.JobRecord, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE status = ? ORDER BY slot, created_at, id", status)
+	if err != nil {
+		return nil, fmt.Errorf("list %s jobs: %w", status, err)
+	}
+	defer rows.Close()
+	var out []chain.JobRecord
+	for rows.Next() {
+		r, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list %s jobs: %w", status, err)
+		}
+		out = append(out, r.rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list %s jobs: %w", status, err)
+	}
+	return out, nil
+}
+
+// BestCandidate returns the job's stored answer of a non-shadow attempt
+// with the highest quality score (a missing score counts as 0), preferring
+// complete answers to partial ones and, on a tie, the earlier attempt.
+func (s *Store) BestCandidate(ctx context.Context, jobID string) (chain.Candidate, bool, error) {
+	var (
+		c       chain.Candidate
+		score   sql.NullFloat64
+		partial int
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT c.request_id, c.attempt, c.provider, c.model, c.quality_score, o.text, o.partial
+FROM outputs o JOIN calls c ON c.id = o.call_id
+WHERE c.request_id = ? AND c.shadow = 0
+ORDER BY o.partial ASC, COALESCE(c.quality_score, 0) DESC, c.attempt ASC
+LIMIT 1`, jobID).Scan(&c.RequestID, &c.Attempt, &c.Provider, &c.Model, &score, &c.Text, &partial)
+	if errors.Is(err, sql.ErrNoRows) {
+		return chain.Candidate{}, false, nil
+	}
+	if err != nil {
+		return chain.Candidate{}, false, fmt.Errorf("best candidate of %s: %w", jobID, err)
+	}
+	c.QualityScore = score.Float64
+	c.Partial = partial == 1
+	return c, true, nil
+}
+
+// PurgeOutputs deletes the answer texts created before before (the
+// retention limit) and returns how many it deleted. calls rows stay. Texts
+// of jobs waiting in review or in publishing are kept: they are what
+// `review approve` and a reconciliation publish.
+func (s *Store) PurgeOutputs(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.write(ctx, "purge outputs", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM outputs WHERE created_at < ?
+AND request_id NOT IN (SELECT id FROM jobs WHERE status IN (?, ?))`, FormatTime(before), chain.JobReview, chain.JobPublishing)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

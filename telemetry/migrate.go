@@ -1,0 +1,242 @@
+package telemetry
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migration is one schema step. Versions are 1, 2, … in order; a released
+// migration is never edited, only followed by a new one.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations is the schema history. SchemaVersion is its last version.
+var migrations = []migration{
+	{1, "initial schema", `
+CREATE TABLE calls (
+	id                INTEGER PRIMARY KEY,
+	provider          TEXT    NOT NULL,
+	model             TEXT    NOT NULL DEFAULT '',
+	request_id        TEXT    NOT NULL,
+	attempt           INTEGER NOT NULL,
+	ts                TEXT    NOT NULL,
+	input_tokens      INTEGER NOT NULL DEFAULT 0,
+	output_tokens     INTEGER NOT NULL DEFAULT 0,
+	latency_ms        INTEGER NOT NULL DEFAULT 0,
+	first_token_ms    INTEGER NOT NULL DEFAULT 0,
+	http_status       INTEGER NOT NULL DEFAULT 0,
+	cost_estimate_usd REAL    NOT NULL DEFAULT 0,
+	quality_score     REAL,
+	outcome           TEXT    NOT NULL,
+	prompt_version    TEXT    NOT NULL DEFAULT '',
+	previous_error    TEXT    NOT NULL DEFAULT '',
+	truncated         INTEGER NOT NULL DEFAULT 0 CHECK (truncated IN (0, 1)),
+	shadow            INTEGER NOT NULL DEFAULT 0 CHECK (shadow IN (0, 1)),
+	purpose           TEXT    NOT NULL DEFAULT 'job',
+	checks            TEXT    NOT NULL DEFAULT '[]',
+	detail            TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX calls_ts ON calls (ts);
+CREATE INDEX calls_request ON calls (request_id, attempt);
+CREATE INDEX calls_provider_ts ON calls (provider, ts);
+
+-- Answer texts, one per call that produced text, with their own retention.
+-- call_id ties a text to exactly one calls row (shadow attempts share the
+-- job's request_id); request_id and attempt are copied for plain queries.
+CREATE TABLE outputs (
+	call_id    INTEGER PRIMARY KEY REFERENCES calls (id) ON DELETE CASCADE,
+	request_id TEXT    NOT NULL,
+	attempt    INTEGER NOT NULL,
+	text       TEXT    NOT NULL,
+	partial    INTEGER NOT NULL DEFAULT 0 CHECK (partial IN (0, 1)),
+	created_at TEXT    NOT NULL
+);
+CREATE INDEX outputs_request ON outputs (request_id, attempt);
+CREATE INDEX outputs_created ON outputs (created_at);
+
+CREATE TABLE jobs (
+	id            TEXT PRIMARY KEY,
+	topic         TEXT    NOT NULL,
+	slot          TEXT    NOT NULL,
+	title         TEXT    NOT NULL DEFAULT '',
+	category      TEXT    NOT NULL DEFAULT '',
+	language      TEXT    NOT NULL DEFAULT '',
+	status        TEXT    NOT NULL,
+	provider      TEXT    NOT NULL DEFAULT '',
+	model         TEXT    NOT NULL DEFAULT '',
+	quality_score REAL,
+	attempt       INTEGER NOT NULL DEFAULT 0,
+	published_at  TEXT,
+	location      TEXT    NOT NULL DEFAULT '',
+	last_error    TEXT    NOT NULL DEFAULT '',
+	owner_host    TEXT,
+	owner_pid     INTEGER,
+	claimed_at    TEXT,
+	created_at    TEXT    NOT NULL,
+	updated_at    TEXT    NOT NULL
+);
+CREATE INDEX jobs_status ON jobs (status, slot);
+
+CREATE TABLE skips (
+	id         INTEGER PRIMARY KEY,
+	ts         TEXT NOT NULL,
+	request_id TEXT NOT NULL DEFAULT '',
+	provider   TEXT NOT NULL,
+	reason     TEXT NOT NULL,
+	until      TEXT
+);
+CREATE INDEX skips_ts ON skips (ts);
+CREATE INDEX skips_provider_ts ON skips (provider, ts);
+
+-- The alerts outbox. At most one pending (unsent) alert per key; sent rows
+-- stay as history. lease_owner/lease_until keep two senders apart.
+CREATE TABLE alerts (
+	id          INTEGER PRIMARY KEY,
+	key         TEXT    NOT NULL,
+	rule        TEXT    NOT NULL DEFAULT '',
+	severity    TEXT    NOT NULL DEFAULT '',
+	text        TEXT    NOT NULL,
+	created_at  TEXT    NOT NULL,
+	sent_at     TEXT,
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	last_error  TEXT    NOT NULL DEFAULT '',
+	next_try_at TEXT    NOT NULL,
+	lease_owner TEXT,
+	lease_until TEXT
+);
+CREATE UNIQUE INDEX alerts_pending_key ON alerts (key) WHERE sent_at IS NULL;
+CREATE INDEX alerts_key_sent ON alerts (key, sent_at);
+CREATE INDEX alerts_pending ON alerts (next_try_at) WHERE sent_at IS NULL;
+
+CREATE TABLE health_checks (
+	id             INTEGER PRIMARY KEY,
+	ts             TEXT    NOT NULL,
+	provider       TEXT    NOT NULL,
+	model          TEXT    NOT NULL DEFAULT '',
+	ok             INTEGER NOT NULL CHECK (ok IN (0, 1)),
+	http_status    INTEGER NOT NULL DEFAULT 0,
+	latency_ms     INTEGER NOT NULL DEFAULT 0,
+	first_token_ms INTEGER NOT NULL DEFAULT 0,
+	outcome        TEXT    NOT NULL DEFAULT '',
+	detail         TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX health_checks_ts ON health_checks (ts);
+
+CREATE TABLE shadow_comparisons (
+	id                 INTEGER PRIMARY KEY,
+	ts                 TEXT    NOT NULL,
+	request_id         TEXT    NOT NULL,
+	primary_provider   TEXT    NOT NULL,
+	shadow_provider    TEXT    NOT NULL,
+	primary_score      REAL,
+	shadow_score       REAL,
+	quality_delta      REAL,
+	shadow_pass        INTEGER NOT NULL DEFAULT 0 CHECK (shadow_pass IN (0, 1)),
+	word_ratio         REAL,
+	primary_latency_ms INTEGER NOT NULL DEFAULT 0,
+	shadow_latency_ms  INTEGER NOT NULL DEFAULT 0,
+	primary_cost_usd   REAL    NOT NULL DEFAULT 0,
+	shadow_cost_usd    REAL    NOT NULL DEFAULT 0
+);
+CREATE INDEX shadow_comparisons_ts ON shadow_comparisons (ts);
+
+CREATE TABLE provider_state (
+	provider         TEXT PRIMARY KEY,
+	exhausted_until  TEXT,
+	exhausted_reason TEXT NOT NULL DEFAULT '',
+	breaker          TEXT NOT NULL DEFAULT '{}',
+	updated_at       TEXT NOT NULL
+);
+
+CREATE TABLE provider_events (
+	id         INTEGER PRIMARY KEY,
+	ts         TEXT NOT NULL,
+	provider   TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	from_state TEXT NOT NULL DEFAULT '',
+	to_state   TEXT NOT NULL DEFAULT '',
+	detail     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX provider_events_provider_ts ON provider_events (provider, ts);
+
+-- Daily cap reservations: one row per request taken from a provider's cap
+-- for the day starting at day_start. Unsettled rows count (the call may be
+-- in flight); settled rows count only when the request was sent.
+CREATE TABLE cap_reservations (
+	id        INTEGER PRIMARY KEY,
+	provider  TEXT    NOT NULL,
+	day_start TEXT    NOT NULL,
+	ts        TEXT    NOT NULL,
+	settled   INTEGER NOT NULL DEFAULT 0 CHECK (settled IN (0, 1)),
+	sent      INTEGER NOT NULL DEFAULT 0 CHECK (sent IN (0, 1)),
+	tokens    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX cap_reservations_day ON cap_reservations (provider, day_start);
+`},
+}
+
+// SchemaVersion is the newest schema this binary knows.
+var SchemaVersion = migrations[len(migrations)-1].version
+
+// versionError is a database whose schema is newer than this binary.
+type versionError struct {
+	path        string
+	have, known int
+}
+
+func (e *versionError) Error() string {
+	return fmt.Sprintf("database %s has schema version %d but this contentpipe knows only up to %d: upgrade contentpipe, or point `database:` at another file",
+		e.path, e.have, e.known)
+}
+
+// migrate applies every pending migration, each in its own IMMEDIATE
+// transaction that re-checks whether another process applied it meanwhile.
+func (s *Store) migrate(ctx context.Context) error {
+	err := s.write(ctx, "create schema_migrations", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL,
+	applied_at TEXT NOT NULL
+)`)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var have int
+	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if have > SchemaVersion {
+		return &versionError{path: s.path, have: have, known: SchemaVersion}
+	}
+	for _, m := range migrations {
+		if m.version <= have {
+			continue
+		}
+		err := s.write(ctx, fmt.Sprintf("migration %d (%s)", m.version, m.name), func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil // another process was first
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+				m.version, m.name, FormatTime(time.Now()))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

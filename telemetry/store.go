@@ -1,0 +1,369 @@
+// Package telemetry is contentpipe's SQLite store (github.com/mattn/go-sqlite3):
+// versioned migrations, the calls cost table, jobs and their claims, answer
+// texts (outputs) with their own retention, skips, provider state and daily
+// cap reservations, the alerts outbox, health checks, shadow comparisons, and
+// the read-only query behind `contentpipe sql`.
+//
+// Every timestamp is stored as UTC ISO-8601 text with milliseconds and a Z
+// (see FormatTime) so that SQLite's date functions work on it. Write
+// transactions are BEGIN IMMEDIATE and short; the store is safe for
+// concurrent use by several goroutines and several processes on one file.
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+var (
+	_ chain.Store    = (*Store)(nil)
+	_ chain.JobStore = (*Store)(nil)
+)
+
+// BusyTimeout is how long one statement waits for another connection's
+// write lock (SQLite busy_timeout) before SQLITE_BUSY is returned.
+const BusyTimeout = 15 * time.Second
+
+// busyRetries bounds how often a write transaction that still failed with
+// SQLITE_BUSY or SQLITE_LOCKED after BusyTimeout is tried again.
+const busyRetries = 4
+
+// Store is the SQLite database of one contentpipe installation. Open returns
+// a read-write store (migrated to the current schema), OpenReadOnly a store
+// whose connections refuse every write. A Store is safe for concurrent use;
+// several processes may open the same file at once.
+type Store struct {
+	db       *sql.DB
+	path     string
+	readOnly bool
+}
+
+// Open opens (creating it, and its directory, when missing) the database at
+// path: the directory with mode 0700, the file with mode 0600 (an existing
+// file open to others is tightened to 0600 when this user may), WAL journal, synchronous
+// NORMAL, foreign keys on, busy timeout BusyTimeout, and every pending
+// migration applied. A file that is not a SQLite database, or whose schema is
+// newer than this binary knows, is an error that names the file and the fix.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open database: empty path (set `database:` in the config)")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create database directory: %w", err)
+	}
+	if err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("open database %s: is a directory (point `database:` at a file)", path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		// Best effort: a file owned by another user keeps its mode.
+		_ = os.Chmod(path, 0o600)
+	}
+	dsn, err := buildDSN(path, false)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), path: path}
+	ctx := context.Background()
+	if err := s.db.PingContext(ctx); err != nil {
+		s.db.Close()
+		return nil, s.openErr(err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, s.openErr(err)
+	}
+	return s, nil
+}
+
+// OpenReadOnly opens an existing database for queries only (`contentpipe
+// sql`, reports). Read-only is enforced by SQLite itself on every connection:
+// the file is opened with mode=ro, PRAGMA query_only is on, and ATTACH is
+// disabled, so no statement can change the file or create another one. It
+// runs no migrations. A missing file is an error.
+func OpenReadOnly(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open database: empty path (set `database:` in the config)")
+	}
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("database %s does not exist: run `contentpipe run` first or point `database:` at the right file", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("open database %s: is a directory (point `database:` at a file)", path)
+	}
+	if err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	dsn, err := buildDSN(path, true)
+	if err != nil {
+		return nil, err
+	}
+	drv := &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		// No ATTACH: an attached file could be opened or created writable.
+		c.SetLimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+		c.RegisterAuthorizer(readOnlyAuthorizer)
+		return nil
+	}}
+	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: drv}), path: path, readOnly: true}
+	if err := s.db.PingContext(context.Background()); err != nil {
+		s.db.Close()
+		return nil, s.openErr(err)
+	}
+	// Touch the schema once so that a damaged file fails here, not later.
+	var n int
+	if err := s.db.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		s.db.Close()
+		return nil, s.openErr(err)
+	}
+	return s, nil
+}
+
+// Close closes every connection of the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path returns the database file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// ReadOnly reports whether the store was opened with OpenReadOnly.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// SQLiteVersion returns the version of the linked SQLite library.
+func SQLiteVersion() string {
+	v, _, _ := sqlite3.Version()
+	return v
+}
+
+// queryPragmas are the pragmas that take an argument and only read.
+var queryPragmas = map[string]bool{
+	"table_info": true, "table_xinfo": true, "table_list": true, "index_info": true, "index_xinfo": true,
+	"index_list": true, "foreign_key_list": true, "foreign_key_check": true, "integrity_check": true,
+	"quick_check": true,
+}
+
+// readOnlyAuthorizer is the SQLite authorizer of read-only connections: it
+// denies ATTACH, DETACH and every pragma that sets something (a pragma with
+// an argument that is not a pure query), such as query_only=OFF,
+// journal_mode=… or writable_schema=ON. mode=ro and query_only refuse the
+// remaining writes.
+func readOnlyAuthorizer(op int, arg1, arg2, _ string) int {
+	switch op {
+	case sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH:
+		return sqlite3.SQLITE_DENY
+	case sqlite3.SQLITE_PRAGMA:
+		if arg2 != "" && !queryPragmas[strings.ToLower(arg1)] {
+			return sqlite3.SQLITE_DENY
+		}
+	}
+	return sqlite3.SQLITE_OK
+}
+
+// connector opens connections of one DSN on one driver value, so that the
+// read-only store's ConnectHook needs no globally registered driver name.
+type connector struct {
+	dsn string
+	drv *sqlite3.SQLiteDriver
+}
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return c.drv }
+
+// buildDSN returns the file: URI with the connection settings for path.
+func buildDSN(path string, readOnly bool) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("database path %s: %w", path, err)
+	}
+	// SQLite URI paths: '%' escapes, '?' starts the query, '#' the fragment.
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(abs))
+	if !strings.HasPrefix(esc, "/") {
+		esc = "/" + esc
+	}
+	q := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1", BusyTimeout.Milliseconds())
+	if readOnly {
+		q += "&mode=ro&_query_only=1"
+	} else {
+		q += "&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
+	}
+	return "file:" + esc + "?" + q, nil
+}
+
+var sqliteHeader = []byte("SQLite format 3\x00")
+
+// checkHeader fails when path exists, is not empty, and does not start with
+// the SQLite header. A missing or empty file is fine (a new database).
+func checkHeader(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return fmt.Errorf("open database %s: is a directory (point `database:` at a file)", path)
+	}
+	head := make([]byte, len(sqliteHeader))
+	n, err := io.ReadFull(f, head)
+	if n == 0 && (err == io.EOF || err == nil) {
+		return nil
+	}
+	if n < len(head) || !bytes.Equal(head, sqliteHeader) {
+		return notDatabase(path, "file is not a database")
+	}
+	return nil
+}
+
+func notDatabase(path, why string) error {
+	return fmt.Errorf("%s is not a SQLite database (%s): move it away or point `database:` elsewhere", path, why)
+}
+
+// openErr turns SQLite's codes for a foreign or damaged file into an error
+// that names the file and the fix; other errors get the file as context.
+func (s *Store) openErr(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrNotADB:
+			return notDatabase(s.path, se.Error())
+		case sqlite3.ErrCorrupt:
+			return fmt.Errorf("database %s is damaged (%v): restore a backup, or move it away and point `database:` elsewhere", s.path, se)
+		case sqlite3.ErrCantOpen:
+			return fmt.Errorf("open database %s: %w (check that the file and its directory are readable and writable)", s.path, err)
+		}
+	}
+	var ve *versionError
+	if errors.As(err, &ve) {
+		return err
+	}
+	return fmt.Errorf("open database %s: %w", s.path, err)
+}
+
+// isBusy reports whether err is SQLite saying another connection holds the
+// lock (SQLITE_BUSY, SQLITE_LOCKED), i.e. the operation may be retried.
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+}
+
+// write runs fn in one BEGIN IMMEDIATE transaction and commits it. When
+// SQLite still reports the database busy or locked after its busy timeout,
+// the whole transaction is tried again (at most busyRetries times), so fn
+// must be safe to run more than once.
+func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	if s.readOnly {
+		return fmt.Errorf("%s: the database %s is opened read-only and writes are refused", what, s.path)
+	}
+	var err error
+	for try := 0; ; try++ {
+		err = s.tryWrite(ctx, fn)
+		if err == nil {
+			return nil
+		}
+		if !isBusy(err) || try >= busyRetries || ctx.Err() != nil {
+			break
+		}
+		wait := time.Duration(25*(try+1))*time.Millisecond + rand.N(25*time.Millisecond)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		case <-t.C:
+		}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func (s *Store) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE through _txlock
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// TimeLayout is the layout of every stored timestamp: UTC ISO-8601 with
+// milliseconds and a Z, e.g. 2026-11-29T18:00:00.123Z.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime renders t in UTC with TimeLayout.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// ParseTime parses a stored timestamp (TimeLayout; RFC 3339 and SQLite's
+// "YYYY-MM-DD HH:MM:SS" are accepted too, read as UTC). The empty string
+// is the zero time.
+func ParseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{TimeLayout, time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("parse timestamp %q: want the form 2026-11-29T18:00:00.123Z", s)
+}
+
+// nullTime is the column value for an optional timestamp: NULL when zero.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return FormatTime(t)
+}
+
+// scanTime parses an optional stored timestamp.
+func scanTime(ns sql.NullString) (time.Time, error) {
+	if !ns.Valid {
+		return time.Time{}, nil
+	}
+	return ParseTime(ns.String)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func nullFloat(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
