@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -134,8 +135,10 @@ FROM calls WHERE ts >= date('now', '-7 days') GROUP BY provider ORDER BY usd DES
 	if q := run(t, dir, nil, "sql", spec); q.code != 0 || !strings.Contains(q.stdout, "usd") {
 		t.Fatalf("sql exit %d\n%s\n%s", q.code, q.stdout, q.stderr)
 	}
-	if q := run(t, dir, nil, "sql", "--format", "json", "SELECT COUNT(*) AS n FROM jobs"); q.code != 0 || strings.TrimSpace(q.stdout) != `[{"n":4}]` {
-		t.Fatalf("sql json: exit %d %q %s", q.code, q.stdout, q.stderr)
+	q := run(t, dir, nil, "sql", "--format", "json", "SELECT COUNT(*) AS n FROM jobs")
+	var rows []map[string]int
+	if err := json.Unmarshal([]byte(q.stdout), &rows); q.code != 0 || err != nil || len(rows) != 1 || rows[0]["n"] != 4 {
+		t.Fatalf("sql json: exit %d %q %v %s", q.code, q.stdout, err, q.stderr)
 	}
 	before := count(t, db, `SELECT COUNT(*) FROM calls`)
 	w := run(t, dir, nil, "sql", "DELETE FROM calls")

@@ -85,7 +85,16 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.PersistentFlags().StringVar(&a.configPath, "config", "contentpipe.yaml", "config file")
-	root.AddCommand(a.runCmd(), a.sqlCmd(), a.versionCmd())
+	for _, c := range commands {
+		root.AddCommand(c(a))
+	}
 	return root
 }
+
+// commands are the subcommands; each command's file registers its
+// constructor in an init function, so commands can be added independently.
+var commands []func(*app) *cobra.Command
+
+func register(c func(*app) *cobra.Command) { commands = append(commands, c) }

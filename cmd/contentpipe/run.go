@@ -13,6 +13,8 @@ import (
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
+func init() { register((*app).runCmd) }
+
 func (a *app) runCmd() *cobra.Command {
 	var demo bool
 	cmd := &cobra.Command{

@@ -22,6 +22,8 @@ func (a *app) dbPath(cmd *cobra.Command) (string, error) {
 	return "", err
 }
 
+func init() { register((*app).sqlCmd) }
+
 func (a *app) sqlCmd() *cobra.Command {
 	var format, db string
 	cmd := &cobra.Command{

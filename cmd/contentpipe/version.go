@@ -13,6 +13,8 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+func init() { register((*app).versionCmd) }
+
 func (a *app) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",

@@ -167,8 +167,8 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 		}
 	}
 	c := &chain.Chain{
-		Policy:  retryPolicy(cfg.Retry),
-		Breaker: chain.BreakerSettings(cfg.Retry.Circuit),
+		Policy:   retryPolicy(cfg.Retry),
+		Breaker:  chain.BreakerSettings(cfg.Retry.Circuit),
 		Deadline: cfg.Job.Deadline,
 		Store:    store,
 		Gate:     gate,
