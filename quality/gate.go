@@ -255,11 +255,11 @@ func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 
 	// Fields for the phrase checks.
 	fields := make([]field, 0, 2*len(a.Sections)+1)
-	fields = append(fields, field{where: "title", text: a.Title, tokens: tokenize(a.Title)})
+	fields = append(fields, newField("title", a.Title))
 	for i, s := range a.Sections {
 		fields = append(fields,
-			field{where: fmt.Sprintf("section %d heading", i+1), text: s.H2, tokens: tokenize(s.H2)},
-			field{where: fmt.Sprintf("section %d", i+1), text: s.Body, tokens: tokenize(s.Body)})
+			newField(fmt.Sprintf("section %d heading", i+1), s.H2),
+			newField(fmt.Sprintf("section %d", i+1), s.Body))
 	}
 	lastBody := ""
 	if n := len(a.Sections); n > 0 {

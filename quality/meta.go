@@ -77,8 +77,8 @@ var metaRules = []metaRule{
 	rule("chat closer", anywhere, ` is there anything else `),
 
 	// Turkish self-descriptions (skeleton: yapay zeka, dil modeli, asistan).
-	rule("yapay zeka olarak", anywhere, sStart+`(?:ben )?(?:bir )?(?:yapay zeka|yapay zeka asistani|yapay zeka modeli|yapay zeka dil modeli|dil modeli|buyuk dil modeli|ai|yz|ai asistani|dijital asistan|sanal asistan|asistan) (?:olarak|oldugum icin) `),
-	rule("yapay zeka olarak", anywhere, ` (?:yapay zeka|dil modeli|asistan|asistani) (?:olarak|oldugum icin) (?:, )?(?:\S+ ){0,6}?(?:ben|benim|bana|beni|\S+(?:amam|emem|amiyorum|emiyorum)) `),
+	rule("yapay zeka/dil modeli olarak", anywhere, sStart+`(?:ben )?(?:bir )?(?:yapay zeka|yapay zeka asistani|yapay zeka modeli|yapay zeka dil modeli|dil modeli|buyuk dil modeli|ai|yz|ai asistani|dijital asistan|sanal asistan|asistan) (?:olarak|oldugum icin) `),
+	rule("yapay zeka/dil modeli olarak", anywhere, ` (?:yapay zeka|dil modeli|asistan|asistani) (?:olarak|oldugum icin) (?:, )?(?:\S+ ){0,6}?(?:ben|benim|bana|beni|\S+(?:amam|emem|amiyorum|emiyorum)) `),
 	rule("bir yapay zeka", anywhere, ` (?:yapay zekayim|yapay zeka asistaniyim|yapay zeka modeliyim|dil modeliyim|asistaniyim|bir ai'yim|bir yapay zeka oldugum) `),
 	rule("bir yapay zeka", anywhere, ` ben (?:sadece |yalnizca )?bir (?:yapay zeka|dil modeli|asistan|ai) `),
 	rule("asistan olarak", anywhere, ` (?:yapay zeka|dil modeli|ai|yz) asistani olarak `),
@@ -161,7 +161,49 @@ func LoadPhrases(r io.Reader) ([]string, error) {
 type field struct {
 	where  string // "title", "section 2 heading", "section 2"
 	text   string
-	tokens string
+	tokens string // tokenize(text)
+	meta   string // tokenize(text) without quotations, for the meta rules
+}
+
+func newField(where, text string) field {
+	return field{where: where, text: text, tokens: tokenize(text), meta: tokenize(stripQuotes(text))}
+}
+
+// quotePairs are the quotation marks whose content the meta rules skip.
+var quotePairs = [][2]rune{{'"', '"'}, {'“', '”'}, {'„', '“'}, {'«', '»'}}
+
+// stripQuotes blanks out short quotations (up to 300 bytes, on one line), so
+// an article about chatbots may quote a bot saying "I cannot help with that"
+// without being taken for assistant talk itself.
+func stripQuotes(s string) string {
+	if !strings.ContainsAny(s, "\"“«„") {
+		return s
+	}
+	b := []byte(s)
+	for _, q := range quotePairs {
+		open, close := string(q[0]), string(q[1])
+		from := 0
+		for from < len(b) {
+			i := strings.Index(string(b[from:]), open)
+			if i < 0 {
+				break
+			}
+			i += from
+			j := strings.Index(string(b[i+len(open):]), close)
+			if j < 0 {
+				break
+			}
+			j += i + len(open)
+			inner := b[i+len(open) : j]
+			if len(inner) <= 300 && !strings.ContainsRune(string(inner), '\n') {
+				for k := range inner {
+					inner[k] = ' '
+				}
+			}
+			from = j + len(close)
+		}
+	}
+	return string(b)
 }
 
 // metaHit is the first meta phrase found.
@@ -176,19 +218,19 @@ func (g *Gate) findMeta(fields []field, lastBody string) (metaHit, bool) {
 			if r.where == articleEnd {
 				continue
 			}
-			loc := r.re.FindStringIndex(f.tokens)
+			loc := r.re.FindStringIndex(f.meta)
 			if loc == nil {
 				continue
 			}
 			if r.where == fieldStart && loc[0] != 0 {
 				continue
 			}
-			return metaHit{r.name, f.where, clip(f.tokens[loc[0]:loc[1]], 60)}, true
+			return metaHit{r.name, f.where, clip(f.meta[loc[0]:loc[1]], 60)}, true
 		}
 		folded := ""
 		for _, p := range g.extra {
 			if p.tokens != "" {
-				if strings.Contains(f.tokens, p.tokens) {
+				if strings.Contains(f.meta, p.tokens) {
 					return metaHit{p.raw, f.where, p.raw}, true
 				}
 				continue
@@ -202,7 +244,7 @@ func (g *Gate) findMeta(fields []field, lastBody string) (metaHit, bool) {
 		}
 	}
 	// The end of the article: the last two sentences of the last body.
-	tail := lastSentences(tokenize(lastBody), 2)
+	tail := lastSentences(tokenize(stripQuotes(lastBody)), 2)
 	for _, r := range metaRules {
 		if r.where != articleEnd {
 			continue

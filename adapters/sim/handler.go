@@ -369,7 +369,9 @@ func (s *Server) compose(t turn, c call) answer {
 	case FaultStreamCut:
 		a.cut = true
 	case FaultErrorChunk:
-		a.errorChunk, a.finish = true, finishError
+		// The provider fails mid-answer: only the first part was generated.
+		r := []rune(a.text)
+		a.text, a.errorChunk, a.finish = string(r[:len(r)*2/5]), true, finishError
 	case FaultBlocked:
 		a.text, a.finish, a.blockFeedback = "", finishSafety, t.variant%2 == 0
 	case FaultSlowFirstToken:

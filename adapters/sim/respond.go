@@ -235,7 +235,7 @@ func (s *Server) answerOpenAI(w http.ResponseWriter, r *http.Request, t turn, c 
 	}
 	ps := pieces(a.text, 48)
 	limit := len(ps)
-	if a.cut || a.errorChunk {
+	if a.cut {
 		limit = len(ps) * 2 / 5
 	}
 	for i := range limit {

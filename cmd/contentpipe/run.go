@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -16,74 +17,83 @@ import (
 func init() { register((*app).runCmd) }
 
 func (a *app) runCmd() *cobra.Command {
-	var demo bool
+	var opts runOptions
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "One publishing run: generate, gate and publish the due jobs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			l, err := a.load(demo)
-			if err != nil {
-				return exitWith(exitConfig, err)
-			}
-			defer l.close()
-			cfg := l.cfg
-			for _, w := range cfg.Warnings {
-				if demo {
-					break // the embedded demo config has no file to point at
-				}
-				a.log.Warn(w)
-			}
-			store, err := telemetry.Open(cfg.Database)
-			if err != nil {
-				return exitWith(exitConfig, err)
-			}
-			defer store.Close()
-			ch, err := buildChain(ctx, cfg, store)
-			if err != nil {
-				return exitWith(exitConfig, err)
-			}
-			host, _ := os.Hostname()
-			slot := time.Now().UTC().Format("2006-01-02")
-			jobs := jobsFor(cfg, l.topics, slot)
-			total := cfg.Job.PostsPerRun
-			if total > len(jobs) {
-				total = len(jobs)
-			}
-			prog := newProgress(a.stdout, total)
-			defer prog.close()
-			ch.Progress = prog.event
-			r := &chain.Runner{
-				Chain:     ch,
-				Jobs:      store,
-				Publisher: buildPublisher(cfg),
-				Notifier:  alerts.NewOutbox(store, a.stderr),
-				Owner:     chain.Owner{Host: host, PID: os.Getpid()},
-				Alive:     processAlive(host),
-				Parallel:  cfg.Job.Parallel,
-			}
-			if cfg.RetentionDays > 0 {
-				if n, err := store.PurgeOutputs(ctx, time.Now().AddDate(0, 0, -cfg.RetentionDays)); err != nil {
-					a.log.Warn("purge old outputs", "err", err)
-				} else if n > 0 {
-					a.log.Info("purged old prompt/answer texts", "rows", n, "retention_days", cfg.RetentionDays)
-				}
-			}
-			sum := r.Run(ctx, jobs, cfg.Job.PostsPerRun)
-			prog.close()
-			a.printSummary(cfg, slot, sum)
-			switch {
-			case sum.Halt != nil:
-				return exitWith(exitHalted, fmt.Errorf("halted: %s refused our credentials; fix the key named by api_key_env and rerun", sum.Halt.Provider))
-			case sum.Review > 0 || sum.Deferred > 0 || sum.Errors > 0:
-				return exitWith(exitPartial, nil)
-			}
-			return nil
+			return a.doRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&demo, "demo", false, "run on the embedded default: simulated providers on loopback, demo topics, out/ and data/pipeline.db")
+	cmd.Flags().BoolVar(&opts.demo, "demo", false, "run on the embedded default: simulated providers on loopback, demo topics, out/ and data/pipeline.db")
+	cmd.Flags().StringVar(&opts.metricsFile, "metrics-file", "", "write the run's metrics in the Prometheus text format to this file (node_exporter textfile collector)")
 	return cmd
+}
+
+// runOptions are the flags of one publishing run.
+type runOptions struct {
+	demo        bool
+	metricsFile string
+}
+
+// doRun is one publishing run (also called by `serve`). It returns nil or
+// an *exitError carrying the SPEC §1 exit status.
+func (a *app) doRun(ctx context.Context, opts runOptions) error {
+	l, err := a.load(opts.demo)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	defer l.close()
+	cfg := l.cfg
+	for _, w := range cfg.Warnings {
+		if opts.demo {
+			break // the embedded demo config has no file to point at
+		}
+		a.log.Warn(w)
+	}
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	defer store.Close()
+	ch, err := buildChain(ctx, cfg, store)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	host, _ := os.Hostname()
+	slot := time.Now().UTC().Format("2006-01-02")
+	jobs := jobsFor(cfg, l.topics, slot)
+	total := min(cfg.Job.PostsPerRun, len(jobs))
+	prog := newProgress(a.stdout, total)
+	defer prog.close()
+	ch.Progress = prog.event
+	r := &chain.Runner{
+		Chain:     ch,
+		Jobs:      store,
+		Publisher: buildPublisher(cfg),
+		Notifier:  alerts.NewOutbox(store, a.stderr),
+		Owner:     chain.Owner{Host: host, PID: os.Getpid()},
+		Alive:     processAlive(host),
+		Parallel:  cfg.Job.Parallel,
+	}
+	if cfg.RetentionDays > 0 {
+		if n, err := store.PurgeOutputs(ctx, time.Now().AddDate(0, 0, -cfg.RetentionDays)); err != nil {
+			a.log.Warn("purge old outputs", "err", err)
+		} else if n > 0 {
+			a.log.Info("purged old prompt/answer texts", "rows", n, "retention_days", cfg.RetentionDays)
+		}
+	}
+	sum := r.Run(ctx, jobs, cfg.Job.PostsPerRun)
+	prog.close()
+	a.printSummary(cfg, slot, sum)
+	switch {
+	case sum.Halt != nil:
+		return exitWith(exitHalted, fmt.Errorf("halted: %s refused our credentials; fix the key named by api_key_env and rerun", sum.Halt.Provider))
+	case sum.Review > 0 || sum.Deferred > 0 || sum.Errors > 0:
+		return exitWith(exitPartial, nil)
+	}
+	return nil
 }
 
 // printSummary writes the human summary of a run on stdout.
