@@ -135,7 +135,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case FaultHang:
-		s.wait(r.Context(), 0)
+		s.hold(r.Context(), 0) // never returns
 		return
 	}
 	a := s.compose(t, c)
@@ -168,6 +168,15 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-s.done:
 		return false
+	}
+}
+
+// hold pauses like wait, but when the pause is interrupted it drops the
+// connection without finishing the response, so that a closed server never
+// leaves a hanging or half-sent request looking like a complete answer.
+func (s *Server) hold(ctx context.Context, d time.Duration) {
+	if !s.wait(ctx, d) {
+		panic(http.ErrAbortHandler)
 	}
 }
 
@@ -387,6 +396,9 @@ func (s *Server) compose(t turn, c call) answer {
 	a.out = tokensOf(a.text)
 	if s.flavor == FlavorGemini && a.finish != finishSafety {
 		a.thoughtTokens = 120 + rng.IntN(480)
+		if b.health {
+			a.thoughtTokens = 20 + rng.IntN(60)
+		}
 		if c.thoughts {
 			a.thought = thoughtSummary(b)
 		}

@@ -346,26 +346,21 @@ func jaccard(a, b map[string]bool) float64 {
 }
 
 // maxParagraphJaccard is the highest shingle Jaccard between any two
-// paragraphs (and any two section bodies) of the article.
+// paragraphs, and between any two section bodies, of the article.
 func maxParagraphJaccard(a testArticle) float64 {
-	var units []string
+	var paras, bodies []map[string]bool
 	for _, s := range a.Sections {
-		units = append(units, s.Body)
+		bodies = append(bodies, shingles(s.Body))
 		for _, p := range strings.Split(s.Body, "\n\n") {
-			units = append(units, p)
+			paras = append(paras, shingles(p))
 		}
 	}
-	sets := make([]map[string]bool, len(units))
-	for i, u := range units {
-		sets[i] = shingles(u)
-	}
 	worst := 0.0
-	for i := range sets {
-		for j := i + 1; j < len(sets); j++ {
-			if strings.Contains(units[i], units[j]) || strings.Contains(units[j], units[i]) {
-				continue // a section and its own paragraph
+	for _, sets := range [][]map[string]bool{paras, bodies} {
+		for i := range sets {
+			for j := i + 1; j < len(sets); j++ {
+				worst = max(worst, jaccard(sets[i], sets[j]))
 			}
-			worst = max(worst, jaccard(sets[i], sets[j]))
 		}
 	}
 	return worst

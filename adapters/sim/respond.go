@@ -223,8 +223,8 @@ func (s *Server) answerOpenAI(w http.ResponseWriter, r *http.Request, t turn, c 
 	for range a.comments {
 		_, _ = io.WriteString(w, ": OPENROUTER PROCESSING\n\n")
 	}
-	if a.slow > 0 && !s.slowStart(w, r, a.slow) {
-		return
+	if a.slow > 0 {
+		s.slowStart(w, r, a.slow)
 	}
 	first := chunk(oaDelta{Role: "assistant", Content: ptr("")}, nil)
 	if s.flavor == FlavorGroq {
@@ -239,8 +239,8 @@ func (s *Server) answerOpenAI(w http.ResponseWriter, r *http.Request, t turn, c 
 		limit = len(ps) * 2 / 5
 	}
 	for i := range limit {
-		if i > 0 && t.prof.ChunkDelay > 0 && !s.wait(ctx, t.prof.ChunkDelay) {
-			return
+		if i > 0 && t.prof.ChunkDelay > 0 {
+			s.hold(ctx, t.prof.ChunkDelay)
 		}
 		if !send(chunk(oaDelta{Content: &ps[i]}, nil)) {
 			return
@@ -280,20 +280,19 @@ func (s *Server) answerOpenAI(w http.ResponseWriter, r *http.Request, t turn, c 
 }
 
 // slowStart holds a started stream for d before its first data chunk;
-// OpenRouter fills the silence with keep-alive comments. It reports false
-// when the request ended meanwhile.
-func (s *Server) slowStart(w http.ResponseWriter, r *http.Request, d time.Duration) bool {
+// OpenRouter fills the silence with keep-alive comments. An interrupted
+// wait drops the connection.
+func (s *Server) slowStart(w http.ResponseWriter, r *http.Request, d time.Duration) {
 	if s.flavor != FlavorOpenRouter {
-		return s.wait(r.Context(), d)
+		s.hold(r.Context(), d)
+		return
 	}
 	step := min(max(d/4, 10*time.Millisecond), time.Second)
 	for left := d; left > 0; left -= step {
 		_, _ = io.WriteString(w, ": OPENROUTER PROCESSING\n\n")
-		if !flush(w) || !s.wait(r.Context(), min(step, left)) {
-			return false
-		}
+		flush(w)
+		s.hold(r.Context(), min(step, left))
 	}
-	return true
 }
 
 // writeWhole writes a non-streamed 200 body, honouring the slow-start and
@@ -302,9 +301,8 @@ func (s *Server) writeWhole(w http.ResponseWriter, r *http.Request, a answer, co
 	w.Header().Set("Content-Type", contentType)
 	if a.slow > 0 {
 		w.WriteHeader(http.StatusOK)
-		if !flush(w) || !s.wait(r.Context(), a.slow) {
-			return
-		}
+		flush(w)
+		s.hold(r.Context(), a.slow)
 		_, _ = w.Write(body)
 		return
 	}
@@ -470,8 +468,8 @@ func (s *Server) answerGemini(w http.ResponseWriter, r *http.Request, t turn, c 
 		}
 		return flush(w)
 	}
-	if a.slow > 0 && !s.wait(ctx, a.slow) {
-		return
+	if a.slow > 0 {
+		s.hold(ctx, a.slow)
 	}
 	if blocked != nil {
 		send(*blocked)
@@ -495,8 +493,8 @@ func (s *Server) answerGemini(w http.ResponseWriter, r *http.Request, t turn, c 
 		limit = len(ps) * 2 / 5
 	}
 	for i := range limit {
-		if i > 0 && t.prof.ChunkDelay > 0 && !s.wait(ctx, t.prof.ChunkDelay) {
-			return
+		if i > 0 && t.prof.ChunkDelay > 0 {
+			s.hold(ctx, t.prof.ChunkDelay)
 		}
 		ev := event(gPart{Text: ps[i]})
 		if i == len(ps)-1 {

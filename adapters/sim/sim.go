@@ -8,6 +8,31 @@
 // tokens, cut streams, truncation, thin or meta-phrase articles, bad JSON,
 // OpenRouter error chunks and Gemini safety blocks.
 //
+// Routes (POST only; anything else answers 404/405 in the flavor's format):
+//
+//	Gemini:     /v1beta/models/{model}:generateContent
+//	            /v1beta/models/{model}:streamGenerateContent?alt=sse
+//	Groq:       /openai/v1/chat/completions
+//	Cerebras:   /v1/chat/completions
+//	OpenRouter: /api/v1/chat/completions (and /v1/chat/completions)
+//
+// A request must carry its auth header (x-goog-api-key, or Authorization:
+// Bearer …; any value), else it gets the flavor's 401. The user prompt is
+// parsed for the contract lines Title:, Category:, Keywords:, Language:,
+// Target words:, Min sections: and Min section words: (English and Turkish
+// are written natively); a line starting "Health check:" is answered with
+// exactly {"ok":true}. Usage is reported as prompt characters / 4 in and
+// answer words × 1.3 out. A max_tokens / maxOutputTokens cap below that
+// truncates the answer (finish reason length / MAX_TOKENS). Without a JSON
+// response format, about three answers in ten come inside a ```json fence.
+//
+// Typical use:
+//
+//	set, err := sim.StartAll(sim.DemoProfiles())
+//	if err != nil { ... }
+//	defer set.Close()
+//	geminiBaseURL := set.BaseURL(sim.FlavorGemini)
+//
 // It is used by `contentpipe run --demo`, by adapter and chain tests, and by
 // the simulator. It imports no SDK; it is plain net/http.
 package sim
