@@ -244,24 +244,10 @@ func joinMsg(a, b string) string {
 // whatever the SDK made of it; then the API error the SDK decoded; anything
 // else is error, or stream_broken when it happened inside a 200 stream.
 func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream bool) error {
-	pe := &chain.ProviderError{
-		Provider:   c.name,
-		Status:     ex.Status(),
-		Partial:    partial,
-		FirstToken: ex.FirstByte(),
-		Quota:      transport.QuotaFromHeaders(ex.Header()),
-	}
-	cause := err
-	if terr := ex.Err(); terr != nil {
-		cause = terr
-	}
-	if outcome, ok := transport.FailureOutcome(cause); ok {
-		pe.Outcome = outcome
-		pe.Message = transport.Scrub(cause.Error(), c.key)
-		pe.Cause = transport.Redact(cause, c.key)
+	pe, done := transport.Failure(c.name, ex, err, partial, c.key)
+	if done {
 		return pe
 	}
-	pe.Cause = transport.Redact(err, c.key)
 	ae, ok := apiError(err)
 	if !ok {
 		pe.Outcome = chain.OutcomeError

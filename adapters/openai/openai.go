@@ -298,24 +298,10 @@ func (c *Client) broken(ex *transport.Exchange, msg, partial string) error {
 // error.
 func (c *Client) fail(ex *transport.Exchange, err error, partial string) error {
 	h := ex.Header()
-	pe := &chain.ProviderError{
-		Provider:   c.name,
-		Status:     ex.Status(),
-		Partial:    partial,
-		FirstToken: ex.FirstByte(),
-		Quota:      transport.QuotaFromHeaders(h),
-	}
-	cause := err
-	if terr := ex.Err(); terr != nil {
-		cause = terr
-	}
-	if outcome, ok := transport.FailureOutcome(cause); ok {
-		pe.Outcome = outcome
-		pe.Message = transport.Scrub(cause.Error(), c.key)
-		pe.Cause = transport.Redact(cause, c.key)
+	pe, done := transport.Failure(c.name, ex, err, partial, c.key)
+	if done {
 		return pe
 	}
-	pe.Cause = transport.Redact(err, c.key)
 
 	w, _ := parseError(ex.Body())
 	var ae *goopenai.APIError

@@ -86,3 +86,32 @@ func FailureOutcome(err error) (outcome chain.Outcome, ok bool) {
 	}
 	return "", false
 }
+
+// Failure starts the typed error of a failed call from what the transport
+// saw: provider name, status, first-token time, quota headers and the
+// partial text. When the transport itself failed (timeout, refused or lost
+// connection, oversized body, cancelled context) that failure wins over
+// whatever the SDK made of it, and done is true: the error is complete.
+// Otherwise the caller classifies the SDK's error into the returned value.
+// Every message and cause is scrubbed of key.
+func Failure(name string, ex *Exchange, err error, partial, key string) (pe *chain.ProviderError, done bool) {
+	pe = &chain.ProviderError{
+		Provider:   name,
+		Status:     ex.Status(),
+		Partial:    partial,
+		FirstToken: ex.FirstByte(),
+		Quota:      QuotaFromHeaders(ex.Header()),
+	}
+	cause := err
+	if terr := ex.Err(); terr != nil {
+		cause = terr
+	}
+	if outcome, ok := FailureOutcome(cause); ok {
+		pe.Outcome = outcome
+		pe.Message = Scrub(cause.Error(), key)
+		pe.Cause = Redact(cause, key)
+		return pe, true
+	}
+	pe.Cause = Redact(err, key)
+	return pe, false
+}
