@@ -124,7 +124,9 @@ type Chain struct {
 	Schema   []byte
 	Jitter   func() float64 // [0,1); nil = math/rand
 	Progress func(Event)    // optional
+	Shadow   Shadow         // shadow mode; the zero value is off (see shadow.go)
 
+	shadows shadowSet
 	mu      sync.Mutex
 	skipRun map[string]bool
 	halted  *ProviderError
@@ -138,6 +140,7 @@ type Attempt struct {
 	Outcome  Outcome
 	Score    *float64
 	CostUSD  float64
+	Latency  time.Duration
 	Reason   string
 }
 
@@ -219,6 +222,10 @@ func (c *Chain) Generate(ctx context.Context, job Job) (Result, error) {
 	defer cancel()
 
 	w := &walk{c: c, job: job, deadline: deadline, res: Result{Status: JobDeferred}}
+	// Shadow calls run beside the walk and never delay it; they get the
+	// walk's result for their comparison when it ends.
+	sh := c.startShadow(ctx, job, deadlineBudget)
+	defer func() { sh.done(w.res) }()
 	for _, l := range c.Links {
 		if c.Halted() != nil {
 			w.skip(ctx, l, SkipHalted, time.Time{}, "run halted on an auth failure")
@@ -349,6 +356,9 @@ func (w *walk) link(ctx context.Context, l *Link) (done bool, err error) {
 			Schema: c.Schema, MaxTokens: l.MaxTokens, Stream: l.Stream,
 		})
 		latency := c.Clock.Now().Sub(start)
+		// The attempt is recorded even when the job deadline cut it short:
+		// the writes after a call must not inherit that deadline.
+		rctx := context.WithoutCancel(ctx)
 		call := Call{
 			Provider: l.Name, Model: l.Model, RequestID: w.job.ID, Attempt: attempt, TS: start,
 			Latency: latency, PromptVersion: prompt.Version, PreviousError: w.prevErr, Purpose: PurposeJob,
@@ -362,7 +372,7 @@ func (w *walk) link(ctx context.Context, l *Link) (done bool, err error) {
 					pe = &ProviderError{Provider: l.Name, Outcome: OutcomeError, Message: callErr.Error(), Cause: callErr}
 				}
 			}
-			w.settle(ctx, resID, pe.Status != 0 || pe.Outcome != OutcomeTimeoutConnect, 0)
+			w.settle(rctx, resID, pe.Status != 0 || pe.Outcome != OutcomeTimeoutConnect, 0)
 			if pace != nil {
 				pace.Settle(0)
 			}
@@ -374,14 +384,14 @@ func (w *walk) link(ctx context.Context, l *Link) (done bool, err error) {
 			if pe.Partial != "" {
 				call.Text, call.Partial = pe.Partial, true
 			}
-			if err := c.Store.RecordCall(ctx, call); err != nil {
+			if err := c.Store.RecordCall(rctx, call); err != nil {
 				return false, fmt.Errorf("record call: %w", err)
 			}
-			w.res.Attempts = append(w.res.Attempts, Attempt{Provider: l.Name, Model: l.Model, Number: attempt, Outcome: d.Outcome, Reason: d.Reason})
+			w.res.Attempts = append(w.res.Attempts, Attempt{Provider: l.Name, Model: l.Model, Number: attempt, Outcome: d.Outcome, Latency: latency, Reason: d.Reason})
 			w.story("%s attempt %d: %s — %s", l.Name, attempt, d.Outcome, d.Reason)
 			c.emit(Event{Job: w.job, Kind: "outcome", Provider: l.Name, Attempt: attempt, Outcome: d.Outcome, Reason: d.Reason})
 			w.prevErr = previousError(pe, d.Outcome)
-			if err := w.afterError(ctx, l, pe, d); err != nil {
+			if err := w.afterError(rctx, l, pe, d); err != nil {
 				return false, err
 			}
 			switch d.Action {
@@ -405,11 +415,11 @@ func (w *walk) link(ctx context.Context, l *Link) (done bool, err error) {
 
 		// An answer came.
 		tokens := resp.InputTokens + resp.OutputTokens
-		w.settle(ctx, resID, true, tokens)
+		w.settle(rctx, resID, true, tokens)
 		if pace != nil {
 			pace.Settle(tokens)
 		}
-		if err := w.recordSuccess(ctx, l, resp); err != nil {
+		if err := w.recordSuccess(rctx, l, resp); err != nil {
 			return false, err
 		}
 		cost := l.Price.Cost(resp.InputTokens, resp.OutputTokens)
@@ -438,11 +448,11 @@ func (w *walk) link(ctx context.Context, l *Link) (done bool, err error) {
 			call.Outcome = OutcomeRejected
 			call.Detail = "quality gate: " + strings.Join(call.Checks, "; ")
 		}
-		if err := c.Store.RecordCall(ctx, call); err != nil {
+		if err := c.Store.RecordCall(rctx, call); err != nil {
 			return false, fmt.Errorf("record call: %w", err)
 		}
 		w.res.CostUSD += cost
-		w.res.Attempts = append(w.res.Attempts, Attempt{Provider: l.Name, Model: model, Number: attempt, Outcome: call.Outcome, Score: &score, CostUSD: cost})
+		w.res.Attempts = append(w.res.Attempts, Attempt{Provider: l.Name, Model: model, Number: attempt, Outcome: call.Outcome, Score: &score, CostUSD: cost, Latency: latency})
 		c.emit(Event{Job: w.job, Kind: "outcome", Provider: l.Name, Attempt: attempt, Outcome: call.Outcome, Score: score, Reason: call.Detail})
 		if g.Pass && g.Article != nil {
 			w.story("%s attempt %d: ok, quality %.0f, $%.4f", l.Name, attempt, score, cost)

@@ -199,8 +199,8 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 		b := res.Best
 		rep.Status, rep.Provider, rep.Model, rep.Score = JobReview, b.Provider, b.Model, b.Score
 		r.finish(jctx, j, JobReview, b, "", "every answer failed the quality gate")
-		r.notify(jctx, Alert{Key: "review:" + j.ID, Rule: "review_queue", Severity: "warning",
-			Text: fmt.Sprintf("Job %s (%q) went to manual review: every provider's answer failed the quality gate (best %.0f from %s). Run: contentpipe review show %s", j.ID, j.Title, b.Score, b.Provider, j.ID)})
+		// No alert per job: the daily review_queue rule (alerts.Rules)
+		// reports a non-empty queue once a day (SPEC §8).
 	case JobHalted:
 		rep.Status = JobHalted
 		r.finish(jctx, j, JobHalted, nil, "", res.Halt.Error())
@@ -310,4 +310,68 @@ func (r *Runner) reconcile(ctx context.Context, j Job, cur JobRecord) JobReport 
 	}
 	rep.Status, rep.Location, rep.Score = JobPublished, loc, w.Score
 	return rep
+}
+
+// ReviewClaimer takes a job waiting in review (review → running, claimed by
+// the owner) in one atomic step; telemetry.Store implements it.
+type ReviewClaimer interface {
+	ClaimReview(ctx context.Context, id string, owner Owner, now time.Time) (claimed bool, cur JobRecord, err error)
+}
+
+// ErrNotInReview is returned by Approve for a job that is neither in review
+// nor published (due, running, deferred, rejected…).
+var ErrNotInReview = errors.New("job is not in review")
+
+// Approve publishes cand, the kept candidate of job j waiting in review
+// (`review approve`), through the normal at-most-once path: the job is
+// claimed out of review first, so a second Approve (or a concurrent one)
+// finds it published and reports already=true with its location, publishing
+// nothing. A job left in "publishing" by a process that died mid-approval
+// is reconciled. When publication fails before its write-ahead mark the job
+// goes back to review; after it, the job stays "publishing" for the next run
+// or approve to reconcile.
+func (r *Runner) Approve(ctx context.Context, rc ReviewClaimer, j Job, cand Candidate) (loc string, already bool, err error) {
+	now := r.Chain.Clock.Now()
+	claimed, cur, err := rc.ClaimReview(ctx, j.ID, r.Owner, now)
+	if err != nil {
+		return "", false, fmt.Errorf("claim review %s: %w", j.ID, err)
+	}
+	if !claimed {
+		switch cur.Status {
+		case JobPublished:
+			return cur.Location, true, nil
+		case JobPublishing:
+			lease := r.Lease
+			if lease <= 0 {
+				lease = 20 * time.Minute
+			}
+			ok, cur2, err := r.Jobs.ClaimJob(ctx, JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot}, r.Owner, r.alive, lease, now)
+			if err != nil {
+				return "", false, fmt.Errorf("claim job %s: %w", j.ID, err)
+			}
+			if !ok || cur2.Status != JobPublishing {
+				return "", false, fmt.Errorf("job %s is being published by another process", j.ID)
+			}
+			rep := r.reconcile(ctx, j, cur2)
+			return rep.Location, false, rep.Err
+		case "":
+			return "", false, fmt.Errorf("%w: job %s is unknown", ErrNotInReview, j.ID)
+		default:
+			return "", false, fmt.Errorf("%w: job %s is %s", ErrNotInReview, j.ID, cur.Status)
+		}
+	}
+	g := r.Chain.Gate.Evaluate(cand.Text, quality.Spec{Language: j.Language, TargetWords: j.TargetWords})
+	if g.Article == nil {
+		r.finish(ctx, j, JobReview, nil, "", "approve: the kept answer is unreadable")
+		return "", false, fmt.Errorf("approve %s: the kept answer (attempt %d) is unreadable", j.ID, cand.Attempt)
+	}
+	w := &Winner{Provider: cand.Provider, Model: cand.Model, Attempt: cand.Attempt, Score: cand.QualityScore, Article: *g.Article}
+	loc, err = r.publish(ctx, j, w, now)
+	if err != nil {
+		if rec, ok, _ := r.Jobs.Job(ctx, j.ID); ok && rec.Status == JobRunning {
+			r.finish(ctx, j, JobReview, nil, "", err.Error())
+		}
+		return "", false, err
+	}
+	return loc, false, nil
 }

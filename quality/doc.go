@@ -80,10 +80,24 @@
 //     offering more and is rejected. "Yazmamı/eklememi ister misiniz"
 //     (first-person object) is rejected anywhere.
 //   - "I hope this guide helps you…" passes; "I hope this helps" does not.
+//   - Short quotations ("…", “…”, «…», up to 300 bytes on one line) are
+//     skipped, so an article about chatbots may quote a bot saying "I cannot
+//     help with that".
 //
 // ExtraPhrases (the banned_phrases_file, see LoadPhrases) match as whole
 // words on the same token form, or on the folded text when the phrase holds
-// other symbols ("[insert").
+// other symbols ("[insert"), and reject outright like the built-in phrases.
+//
+// # Evaluation corpus
+//
+// testdata/corpus holds labeled model answers (good_<lang>_… and
+// bad_<kind>_<lang>_…) written by internal/corpusgen from the hand-written
+// articles in internal/corpusgen/src: every good article as plain JSON or
+// wrapped as models wrap it, and degraded copies with one defect each, in
+// English and Turkish. corpus_test.go measures the gate's precision and
+// recall on it. The rules were written alongside the corpus, so the figures
+// show the checks work as designed, not how they generalise; add real
+// failures to the corpus as they are found.
 //
 // # Language
 //

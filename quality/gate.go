@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -205,13 +206,15 @@ func (g *Gate) validate(doc []byte) ([]string, error) {
 	if r.Valid() {
 		return nil, nil
 	}
-	var out []string
+	// gojsonschema reports in map order; sort for a stable detail.
+	all := make([]string, 0, len(r.Errors()))
 	for _, e := range r.Errors() {
-		if len(out) == 3 {
-			out = append(out, fmt.Sprintf("and %d more", len(r.Errors())-3))
-			break
-		}
-		out = append(out, e.String())
+		all = append(all, e.String())
+	}
+	sort.Strings(all)
+	out := all
+	if len(all) > 3 {
+		out = append(all[:3:3], fmt.Sprintf("and %d more", len(all)-3))
 	}
 	return out, nil
 }
@@ -308,7 +311,7 @@ func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 	seen := map[string]int{}
 	var dupH []string
 	for i, s := range a.Sections {
-		k := strings.TrimSpace(tokenize(s.H2))
+		k := strings.Join(words(s.H2), " ")
 		if k == "" {
 			continue
 		}
@@ -442,20 +445,36 @@ func endsMidSentence(body string) (string, bool) {
 }
 
 // Placeholder patterns: on the folded text, and case-sensitive markers on
-// the raw text.
+// the raw text. Each pattern runs only when its trigger is in the text.
 var (
-	placeholderFolded = regexp.MustCompile(`lorem ipsum|\{\{|\}\}|\[(?:insert|placeholder|your |add |buraya|ekle |kendi )[^\]\n]{0,60}|\[(?:topic|keyword|keywords|anahtar kelime|company name|product name|brand name|sirket adi|urun adi|marka adi|link|url|image|gorsel|resim|source|kaynak|citation|number|sayi|tarih|date|name|isim|yazar|konu|baslik|title|x)\]|<(?:topic|keyword|keywords|title|konu|baslik|anahtar kelime|company|company name|product|product name|brand|name|placeholder|insert[^>\n]{0,40}|your [^>\n]{0,40})>|\((?:buraya|insert|add) [^)\n]{0,60}\)|\{(?:topic|keyword|title|konu|baslik|name|product)\}`)
-	placeholderRaw    = regexp.MustCompile(`\b(?:TODO|FIXME|XXX+|PLACEHOLDER)\b`)
+	placeholderBracket = regexp.MustCompile(`\[(?:insert|placeholder|your |add |buraya|ekle |kendi )[^\]\n]{0,60}|\[(?:topic|keyword|keywords|anahtar kelime|company name|product name|brand name|sirket adi|urun adi|marka adi|link|url|image|gorsel|resim|source|kaynak|citation|number|sayi|tarih|date|name|isim|yazar|konu|baslik|title|x)\]`)
+	placeholderAngle   = regexp.MustCompile(`<(?:topic|keyword|keywords|title|konu|baslik|anahtar kelime|company|company name|product|product name|brand|name|placeholder|insert[^>\n]{0,40}|your [^>\n]{0,40})>`)
+	placeholderParen   = regexp.MustCompile(`\((?:buraya|insert|add) [^)\n]{0,60}\)`)
+	placeholderBrace   = regexp.MustCompile(`\{\{|\}\}|\{(?:topic|keyword|title|konu|baslik|name|product)\}`)
+	placeholderRaw     = regexp.MustCompile(`\b(?:TODO|FIXME|XXX+|PLACEHOLDER)\b`)
 )
 
 // placeholder finds template leftovers in s.
 func placeholder(s string) (string, bool) {
-	if loc := placeholderRaw.FindStringIndex(s); loc != nil {
-		return s[loc[0]:loc[1]], true
+	if strings.Contains(s, "TODO") || strings.Contains(s, "FIXME") || strings.Contains(s, "XXX") || strings.Contains(s, "PLACEHOLDER") {
+		if loc := placeholderRaw.FindStringIndex(s); loc != nil {
+			return s[loc[0]:loc[1]], true
+		}
 	}
 	f := fold(s)
-	if loc := placeholderFolded.FindStringIndex(f); loc != nil {
-		return clip(f[loc[0]:loc[1]], 30), true
+	if strings.Contains(f, "lorem ipsum") {
+		return "lorem ipsum", true
+	}
+	for _, p := range []struct {
+		trigger string
+		re      *regexp.Regexp
+	}{{"[", placeholderBracket}, {"<", placeholderAngle}, {"(", placeholderParen}, {"{", placeholderBrace}, {"}}", placeholderBrace}} {
+		if !strings.Contains(f, p.trigger) {
+			continue
+		}
+		if loc := p.re.FindStringIndex(f); loc != nil {
+			return clip(f[loc[0]:loc[1]], 30), true
+		}
 	}
 	return "", false
 }

@@ -20,6 +20,10 @@ type metaRule struct {
 	// where limits the rule: anywhere in a field, at the start of a field,
 	// or in the last two sentences of the article.
 	where int
+	need  []string
+	// except, when set, vetoes a match it matches at the match's start
+	// (Go's regexp has no negative lookahead).
+	except *regexp.Regexp
 }
 
 const (
@@ -38,70 +42,110 @@ const aiNoun = `(?:an? )?(?:ai|artificial intelligence|large language model|lang
 const firstPerson = `(?:i|i'm|i've|i'd|i'll|me|my|myself)`
 
 // assistVerb follows "I cannot" in a refusal or capability disclaimer.
-const assistVerb = `(?:help|assist|provide|write|create|generate|produce|fulfill|fulfil|comply|complete|access|browse|answer|give|offer|continue|engage|support|share|discuss|make|predict|guarantee|verify|do that|do this|perform|retrieve)`
+const assistVerb = `(?:help|assist|provide|write|create|generate|produce|fulfill|fulfil|comply|complete|access|browse|answer|give|offer|engage|support|share|discuss|predict|guarantee|verify|do that|do this|perform|retrieve)`
 
-func rule(name string, where int, pattern string) metaRule {
-	return metaRule{name: name, where: where, re: regexp.MustCompile(pattern)}
+// rule compiles a meta rule. need lists literals ("|"-separated) of which
+// the token text must contain one before the regexp runs at all; it only
+// saves time and never changes a result.
+func rule(name string, where int, need, pattern string) metaRule {
+	r := metaRule{name: name, where: where, re: regexp.MustCompile(pattern)}
+	if need != "" {
+		r.need = strings.Split(need, "|")
+	}
+	return r
+}
+
+// unless adds an exception pattern to a rule.
+func unless(except string, r metaRule) metaRule {
+	r.except = regexp.MustCompile(except)
+	return r
+}
+
+// find returns the first match of the rule in text that its exception does
+// not veto.
+func (r metaRule) find(text string) []int {
+	if r.except == nil {
+		return r.re.FindStringIndex(text)
+	}
+	for _, loc := range r.re.FindAllStringIndex(text, 32) {
+		if !r.except.MatchString(text[loc[0]:]) {
+			return loc
+		}
+	}
+	return nil
+}
+
+func (r metaRule) wanted(tokens string) bool {
+	if len(r.need) == 0 {
+		return true
+	}
+	for _, n := range r.need {
+		if strings.Contains(tokens, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // metaRules are the built-in meta phrase patterns (English and Turkish).
 // See the package documentation for what is deliberately not matched.
 var metaRules = []metaRule{
 	// English self-descriptions.
-	rule("as an AI", anywhere, sStart+`as `+aiNoun+`(?: developed by \S+| trained by \S+| created by \S+)? , `),
-	rule("as an AI", anywhere, ` as `+aiNoun+` (?:, )?`+firstPerson+` `),
-	rule("I am an AI", anywhere, ` (?:i am|i'm) (?:just |only |merely |not )?`+aiNoun+` `),
+	rule("as an AI", anywhere, " as a", sStart+`as `+aiNoun+`(?: developed by \S+| trained by \S+| created by \S+)? , `),
+	rule("as an AI", anywhere, " as a", ` as `+aiNoun+` (?:, )?`+firstPerson+` `),
+	rule("I am an AI", anywhere, " i am | i'm ", ` (?:i am|i'm) (?:just |only |merely |not )?`+aiNoun+` `),
 	// Refusals and capability disclaimers: "I cannot" only with an assistant's verb.
-	rule("I cannot", anywhere, ` i (?:cannot|can't|can not|am unable to|'m unable to|i'm unable to|am not able to|won't be able to|do not have the ability to|don't have the ability to) (?:\S+ )?`+assistVerb+` `),
-	rule("I cannot", anywhere, ` i'm unable to (?:\S+ )?`+assistVerb+` `),
-	rule("I'm sorry, but", anywhere, ` (?:i'm sorry|i am sorry|i apologize|i apologise) , but `),
-	rule("I don't have access", anywhere, ` i (?:don't|do not) have (?:access to|the ability to|real-time|real time|browsing|personal opinions|personal experiences|feelings) `),
-	rule("my knowledge cutoff", anywhere, ` (?:my|the) (?:knowledge|training) (?:cutoff|cut-off|data) `),
+	unless(`^ i (?:cannot|can't|can not) (?:\S+ )?help (?:but|\S+ing) `, rule("I cannot", anywhere, " i ", ` i (?:cannot|can't|can not|am unable to|'m unable to|i'm unable to|am not able to|won't be able to|do not have the ability to|don't have the ability to) (?:\S+ )?`+assistVerb+` `)),
+	rule("I cannot", anywhere, " i'm unable", ` i'm unable to (?:\S+ )?`+assistVerb+` `),
+	rule("I'm sorry, but", anywhere, "sorry|apolog", ` (?:i'm sorry|i am sorry|i apologize|i apologise) , but `),
+	rule("I don't have access", anywhere, " have ", ` i (?:don't|do not) have (?:access to|the ability to|real-time|real time|browsing|personal opinions|personal experiences|feelings) `),
+	rule("my knowledge cutoff", anywhere, "cutoff|cut-off|training data|knowledge data", ` (?:my|the) (?:knowledge|training) (?:cutoff|cut-off|data) `),
 	// Hand-over lines.
-	rule("here is the article", anywhere, ` (?:here is|here's|below is|below you'll find|below you will find|here you go|i have written|i've written|i have created|i've created|i have prepared|i've prepared|i have drafted|i've drafted|attached is) (?:the|your|a|an|this) (?:\S+ ){0,4}?(?:article|blog post|blogpost|post|draft|essay|json|content|response|rewrite|rewritten version|revised version|requested) `),
-	rule("here is the article", anywhere, ` (?:the|this) (?:\S+ ){0,2}?(?:article|json|response) you (?:requested|asked for) `),
-	rule("word count note", anywhere, ` (?:word count|total words|kelime sayisi) :? (?:approximately |approx |about |yaklasik |~)?\d`),
+	rule("here is the article", anywhere, "here|below|written|created|prepared|drafted|attached", ` (?:here is|here's|below is|below you'll find|below you will find|here you go|i have written|i've written|i have created|i've created|i have prepared|i've prepared|i have drafted|i've drafted|attached is) (?:the|your|a|an|this) (?:\S+ ){0,4}?(?:article|blog post|blogpost|post|draft|essay|json|content|response|rewrite|rewritten version|revised version|requested) `),
+	rule("here is the article", anywhere, " you requested| you asked", ` (?:the|this) (?:\S+ ){0,2}?(?:article|json|response) you (?:requested|asked for) `),
+	rule("word count note", anywhere, "word count|total words|kelime sayisi", ` (?:word count|total words|kelime sayisi) :? (?:approximately |approx |about |yaklasik |~)?\d`),
 	// Chat framing openers.
-	rule("chat opener", fieldStart, `^ (?:certainly|sure|of course|absolutely|great question|good question|okay|ok|alright|all right|gladly|no problem|happy to help|with pleasure|definitely|great) (?:! |[,.:] (?:\S+ ){0,5}?(?:here|here's|below|i'll|i will|i've|i have|let me|let's) )`),
-	rule("chat opener", anywhere, ` (?:certainly|sure|of course|absolutely|gladly) [!,.] (?:here is|here's|below is|below you'll find|below you will find|let me (?:write|draft|create|help|explain|break|walk|put))`),
+	rule("chat opener", fieldStart, "", `^ (?:certainly|sure|of course|absolutely|great question|good question|okay|ok|alright|all right|gladly|no problem|happy to help|with pleasure|definitely|great) (?:! |[,.:] (?:\S+ ){0,5}?(?:here|here's|below|i'll|i will|i've|i have|let me|let's) )`),
+	rule("chat opener", anywhere, "certainly|sure|of course|absolutely|gladly", ` (?:certainly|sure|of course|absolutely|gladly) [!,.] (?:here is|here's|below is|below you'll find|below you will find|let me (?:write|draft|create|help|explain|break|walk|put))`),
 	// Chat framing closers that offer more.
-	rule("chat closer", anywhere, ` (?:would you like me to|do you want me to|would you like a|would you like an|should i (?:write|expand|add|create|continue|elaborate|adjust|revise|rewrite|make|generate|provide|include|tailor)|shall i) `),
-	rule("chat closer", anywhere, ` want me to (?:write|expand|add|create|make|continue|elaborate|adjust|revise|rewrite|tailor|generate|provide|include) `),
-	rule("chat closer", anywhere, ` let me know if (?:you|there|i|this|that|anything|any) `),
-	rule("chat closer", anywhere, ` (?:i )?hope (?:this|that) helps `),
-	rule("chat closer", anywhere, ` feel free to (?:ask|let me know|reach out to me|request) `),
-	rule("chat closer", anywhere, ` if you(?:'d| would) like (?:, )?i can `),
-	rule("chat closer", anywhere, ` if you want (?:, )?i can `),
-	rule("chat closer", anywhere, ` i can also (?:write|provide|expand|create|help|generate|draft|adjust|tailor|prepare|add|make) `),
-	rule("chat closer", anywhere, ` (?:i'd|i would|i'll|i will) be (?:happy|glad) to (?:help|assist|write|expand|provide|create|adjust|revise|tailor) `),
-	rule("chat closer", anywhere, ` is there anything else `),
+	rule("chat closer", anywhere, "would you like|do you want|should i |shall i ", ` (?:would you like me to|do you want me to|would you like a|would you like an|should i (?:write|expand|add|create|continue|elaborate|adjust|revise|rewrite|make|generate|provide|include|tailor)|shall i) `),
+	rule("chat closer", anywhere, "want me to", ` want me to (?:write|expand|add|create|make|continue|elaborate|adjust|revise|rewrite|tailor|generate|provide|include) `),
+	rule("chat closer", anywhere, "let me know", ` let me know if (?:you|there|i|this|that|anything|any) `),
+	rule("chat closer", anywhere, "helps", ` (?:i )?hope (?:this|that) helps `),
+	rule("chat closer", anywhere, "feel free", ` feel free to (?:ask|let me know|reach out to me|request) `),
+	rule("chat closer", anywhere, "if you", ` if you(?:'d| would) like (?:, )?i can `),
+	rule("chat closer", anywhere, "if you", ` if you want (?:, )?i can `),
+	rule("chat closer", anywhere, "i can also", ` i can also (?:write|provide|expand|create|help|generate|draft|adjust|tailor|prepare|add|make) `),
+	rule("chat closer", anywhere, " be happy| be glad", ` (?:i'd|i would|i'll|i will) be (?:happy|glad) to (?:help|assist|write|expand|provide|create|adjust|revise|tailor) `),
+	rule("chat closer", anywhere, "anything else", ` is there anything else `),
 
 	// Turkish self-descriptions (skeleton: yapay zeka, dil modeli, asistan).
-	rule("yapay zeka/dil modeli olarak", anywhere, sStart+`(?:ben )?(?:bir )?(?:yapay zeka|yapay zeka asistani|yapay zeka modeli|yapay zeka dil modeli|dil modeli|buyuk dil modeli|ai|yz|ai asistani|dijital asistan|sanal asistan|asistan) (?:olarak|oldugum icin) `),
-	rule("yapay zeka/dil modeli olarak", anywhere, ` (?:yapay zeka|dil modeli|asistan|asistani) (?:olarak|oldugum icin) (?:, )?(?:\S+ ){0,6}?(?:ben|benim|bana|beni|\S+(?:amam|emem|amiyorum|emiyorum)) `),
-	rule("bir yapay zeka", anywhere, ` (?:yapay zekayim|yapay zeka asistaniyim|yapay zeka modeliyim|dil modeliyim|asistaniyim|bir ai'yim|bir yapay zeka oldugum) `),
-	rule("bir yapay zeka", anywhere, ` ben (?:sadece |yalnizca )?bir (?:yapay zeka|dil modeli|asistan|ai) `),
-	rule("asistan olarak", anywhere, ` (?:yapay zeka|dil modeli|ai|yz) asistani olarak `),
-	rule("asistan olarak", anywhere, ` asistan(?:i)? olarak (?:size|sana|ben|benim) `),
-	rule("yardımcı olamam", anywhere, ` (?:yardimci olamam|yardim edemem|yerine getiremem|bunu yazamam|olusturamam|uretemem|erisimim yok|erisemiyorum|kisisel gorusum yok|kisisel goruslerim yok) `),
+	rule("yapay zeka/dil modeli olarak", anywhere, "olarak|oldugum", sStart+`(?:ben )?bir (?:yapay zeka|yapay zeka asistani|yapay zeka modeli|yapay zeka dil modeli|dil modeli|buyuk dil modeli|ai|yz|ai asistani|dijital asistan|sanal asistan|asistan) (?:olarak|oldugum icin) `),
+	rule("yapay zeka/dil modeli olarak", anywhere, "olarak|oldugum", sStart+`(?:yapay zeka|yapay zeka asistani|yapay zeka modeli|dil modeli|buyuk dil modeli|ai|yz) (?:olarak|oldugum icin) , `),
+	rule("yapay zeka/dil modeli olarak", anywhere, "olarak|oldugum", ` (?:yapay zeka|dil modeli|asistan|asistani) (?:olarak|oldugum icin) (?:, )?(?:\S+ ){0,6}?(?:ben|benim|bana|beni|\S+(?:amam|emem|amiyorum|emiyorum)) `),
+	rule("bir yapay zeka", anywhere, "yim |bir ai'yim|oldugum", ` (?:yapay zekayim|yapay zeka asistaniyim|yapay zeka modeliyim|dil modeliyim|asistaniyim|bir ai'yim|bir yapay zeka oldugum) `),
+	rule("bir yapay zeka", anywhere, " ben ", ` ben (?:sadece |yalnizca )?bir (?:yapay zeka|dil modeli|asistan|ai) `),
+	rule("asistan olarak", anywhere, "asistani olarak", ` (?:yapay zeka|dil modeli|ai|yz) asistani olarak `),
+	rule("asistan olarak", anywhere, "olarak", ` asistan(?:i)? olarak (?:size|sana|ben|benim) `),
+	rule("yardımcı olamam", anywhere, "olamam|edemem|getiremem|yazamam|olusturamam|uretemem|erisim|erisemiyorum|gorus", ` (?:yardimci olamam|yardim edemem|yerine getiremem|bunu yazamam|olusturamam|uretemem|erisimim yok|erisemiyorum|kisisel gorusum yok|kisisel goruslerim yok) `),
 	// Turkish hand-over lines and openers.
-	rule("işte makale", anywhere, ` (?:iste|asagida|asagidaki) (?:istediginiz|talep ettiginiz|istenen|hazirladigim|sizin icin|senin icin|ricaniz uzerine|isteginiz uzerine) `),
-	rule("işte makale", anywhere, ` (?:iste|asagida) (?:\S+ ){0,3}?(?:makaleniz|makaleniz|yaziniz|blog yaziniz|iceriginiz|makalesi :|makale :) `),
-	rule("chat opener", fieldStart, `^ (?:elbette|tabii ki|tabii|tabi ki|tabi|memnuniyetle|harika bir soru|harika|kesinlikle|tamamdir|tamam|peki|olur) (?:! |[,.:] (?:\S+ ){0,4}?(?:iste|asagida|asagidaki|sizin icin|senin icin) )`),
-	rule("chat opener", anywhere, ` (?:elbette|tabii ki|tabii|tabi ki|memnuniyetle) [!,.] (?:iste|asagida) `),
+	rule("işte makale", anywhere, "iste |asagida", ` (?:iste|asagida|asagidaki) (?:istediginiz|talep ettiginiz|istenen|hazirladigim|sizin icin|senin icin|ricaniz uzerine|isteginiz uzerine) `),
+	rule("işte makale", anywhere, "iste |asagida", ` (?:iste|asagida) (?:\S+ ){0,3}?(?:makaleniz|makaleniz|yaziniz|blog yaziniz|iceriginiz|makalesi :|makale :) `),
+	rule("chat opener", fieldStart, "", `^ (?:elbette|tabii ki|tabii|tabi ki|tabi|memnuniyetle|harika bir soru|harika|kesinlikle|tamamdir|tamam|peki|olur) (?:! |[,.:] (?:\S+ ){0,4}?(?:iste|asagida|asagidaki|sizin icin|senin icin) )`),
+	rule("chat opener", anywhere, "elbette|tabii|tabi ki|memnuniyetle", ` (?:elbette|tabii ki|tabii|tabi ki|memnuniyetle) [!,.] (?:iste|asagida) `),
 	// Turkish closers: "yazmamı ister misiniz?", "ekleyeyim mi?", "başka bir şey…".
-	rule("chat closer", anywhere, ` \S+m[ae]mi (?:de |da )?(?:ister misin|ister misiniz|istersen|isterseniz|ister misin ?\?) `),
-	rule("chat closer", anywhere, ` \S+(?:ayim|eyim|yayim|yeyim) mi (?:\?|,) `),
-	rule("chat closer", anywhere, ` baska bir (?:sey|seyde|konuda|konu) (?:\S+ ){0,3}?(?:ister misin|ister misiniz|yardimci olabilir|yardim edebilir|var mi|sormak ister|eklememi|yapmami) `),
-	rule("chat closer", anywhere, ` (?:sormaktan|sormakta|yazmaktan) (?:lutfen )?(?:cekinmeyin|cekinme) `),
-	rule("chat closer", anywhere, ` (?:yardimci olabilecegim|yardim edebilecegim) (?:baska|bir sey) `),
-	rule("chat closer", anywhere, ` size (?:baska )?(?:nasil |hangi konuda )?yardimci olabilirim `),
-	rule("chat closer", anywhere, ` umarim (?:bu |bunlar )?(?:yardimci olur|yardimci olmustur|yardimci olabilmisimdir) `),
+	rule("chat closer", anywhere, "ister", ` \S+m[ae]mi (?:de |da )?(?:ister misin|ister misiniz|istersen|isterseniz|ister misin ?\?) `),
+	rule("chat closer", anywhere, " mi ", ` \S+(?:ayim|eyim|yayim|yeyim) mi (?:\?|,) `),
+	rule("chat closer", anywhere, "baska bir", ` baska bir (?:sey|seyde|konuda|konu) (?:\S+ ){0,3}?(?:ister misin|ister misiniz|yardimci olabilir|yardim edebilir|var mi|sormak ister|eklememi|yapmami) `),
+	rule("chat closer", anywhere, "cekinme", ` (?:sormaktan|sormakta|yazmaktan) (?:lutfen )?(?:cekinmeyin|cekinme) `),
+	rule("chat closer", anywhere, "olabilecegim|edebilecegim", ` (?:yardimci olabilecegim|yardim edebilecegim) (?:baska|bir sey) `),
+	rule("chat closer", anywhere, "yardimci olabilirim", ` size (?:baska )?(?:nasil |hangi konuda )?yardimci olabilirim `),
+	rule("chat closer", anywhere, "umarim", ` umarim (?:bu |bunlar )?(?:yardimci olur|yardimci olmustur|yardimci olabilmisimdir) `),
 	// Tail-only: an article may ask a rhetorical "… ister misiniz?" mid-text;
 	// at the very end it is the assistant offering more.
-	rule("chat closer", articleEnd, ` ister misin(?:iz)? \? `),
-	rule("chat closer", articleEnd, ` baska bir sey `),
-	rule("chat closer", articleEnd, ` (?:anything else|any questions|further questions) `),
+	rule("chat closer", articleEnd, "", ` ister misin(?:iz)? \? `),
+	rule("chat closer", articleEnd, "", ` baska bir sey `),
+	rule("chat closer", articleEnd, "", ` (?:anything else|any questions|further questions) `),
 }
 
 // phrase is one ExtraPhrases entry compiled for matching: on tokens when the
@@ -166,7 +210,12 @@ type field struct {
 }
 
 func newField(where, text string) field {
-	return field{where: where, text: text, tokens: tokenize(text), meta: tokenize(stripQuotes(text))}
+	f := field{where: where, text: text, tokens: tokenize(text)}
+	f.meta = f.tokens
+	if q := stripQuotes(text); q != text {
+		f.meta = tokenize(q)
+	}
+	return f
 }
 
 // quotePairs are the quotation marks whose content the meta rules skip.
@@ -215,17 +264,21 @@ type metaHit struct {
 func (g *Gate) findMeta(fields []field, lastBody string) (metaHit, bool) {
 	for _, f := range fields {
 		for _, r := range metaRules {
-			if r.where == articleEnd {
+			if r.where == articleEnd || !r.wanted(f.meta) {
 				continue
 			}
-			loc := r.re.FindStringIndex(f.meta)
+			text := f.meta
+			if r.where == fieldStart && len(text) > 400 {
+				text = text[:400]
+			}
+			loc := r.find(text)
 			if loc == nil {
 				continue
 			}
 			if r.where == fieldStart && loc[0] != 0 {
 				continue
 			}
-			return metaHit{r.name, f.where, clip(f.meta[loc[0]:loc[1]], 60)}, true
+			return metaHit{r.name, f.where, clip(text[loc[0]:loc[1]], 60)}, true
 		}
 		folded := ""
 		for _, p := range g.extra {
@@ -249,7 +302,7 @@ func (g *Gate) findMeta(fields []field, lastBody string) (metaHit, bool) {
 		if r.where != articleEnd {
 			continue
 		}
-		if loc := r.re.FindStringIndex(tail); loc != nil {
+		if loc := r.find(tail); loc != nil {
 			return metaHit{r.name, "end of article", clip(tail[loc[0]:loc[1]], 60)}, true
 		}
 	}

@@ -7,9 +7,9 @@ import (
 )
 
 // lowerTurkish lower-cases s with the Turkish rules: 'İ' becomes 'i' and
-// 'I' becomes 'ı'. strings.ToLower would turn 'İ' into "i̇" (i plus a
-// combining dot) and 'I' into 'i', which breaks Turkish words such as
-// "IŞIK" or "İSTER".
+// 'I' becomes 'ı'. strings.ToLower turns 'I' into 'i', which breaks Turkish
+// words such as "IŞIK" (ışık), and languages with full case mapping turn
+// 'İ' into "i̇" (i plus a combining dot U+0307); see foldRune for matching.
 func lowerTurkish(s string) string {
 	return strings.ToLowerSpecial(unicode.TurkishCase, s)
 }
@@ -136,6 +136,8 @@ func isWordRuneAt(s string, i int) bool {
 	return f >= 0 && (unicode.IsLetter(f) || unicode.IsDigit(f))
 }
 
+func isDigitAt(s string, i int) bool { return s[i] >= '0' && s[i] <= '9' }
+
 // words returns the folded words of s (tokenize without the punctuation).
 func words(s string) []string {
 	var out []string
@@ -188,6 +190,9 @@ func countWords(s string) int {
 		}
 		if (r == '\'' || r == '’' || r == '-') && in && i < len(s) && isWordRuneAt(s, i) {
 			continue
+		}
+		if (r == ',' || r == '.') && in && i < len(s) && i-sz > 0 && isDigitAt(s, i) && s[i-sz-1] >= '0' && s[i-sz-1] <= '9' {
+			continue // 3,5 and 1.500 are one word
 		}
 		if unicode.Is(unicode.Mn, r) {
 			continue

@@ -84,9 +84,20 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 			a.log.Info("purged old prompt/answer texts", "rows", n, "retention_days", cfg.RetentionDays)
 		}
 	}
+	runStart := time.Now()
 	sum := r.Run(ctx, jobs, cfg.Job.PostsPerRun)
+	// Shadow answers still in flight are recorded before the store closes;
+	// each is bounded by the job deadline; on SIGTERM they are cancelled at once.
+	shadowWait := cfg.Job.Deadline
+	if ctx.Err() != nil {
+		shadowWait = 0
+	}
+	if n := ch.WaitShadows(shadowWait); n > 0 {
+		a.log.Warn("shadow calls abandoned at exit", "count", n)
+	}
 	prog.close()
 	a.printSummary(cfg, slot, sum)
+	a.afterRun(ctx, cfg, store, ch, opts, runStart, sum) // alert rules, --metrics-file, outbox flush
 	switch {
 	case sum.Halt != nil:
 		return exitWith(exitHalted, fmt.Errorf("halted: %s refused our credentials; fix the key named by api_key_env and rerun", sum.Halt.Provider))

@@ -187,6 +187,32 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 		}
 		c.Links = append(c.Links, cl)
 	}
+	// Shadow mode: a chain link is shared (same pacer, same cap count); a
+	// candidate gets its own client. See chain.Shadow for the cap rule.
+	c.Shadow = chain.Shadow{SampleRate: cfg.Shadow.SampleRate, Record: func(ctx context.Context, sc chain.ShadowComparison) error {
+		return store.RecordShadowComparison(ctx, telemetry.ShadowComparison{TS: sc.TS, RequestID: sc.RequestID,
+			PrimaryProvider: sc.PrimaryProvider, ShadowProvider: sc.ShadowProvider, PrimaryScore: sc.PrimaryScore,
+			ShadowScore: sc.ShadowScore, ShadowPass: sc.ShadowPass, WordRatio: sc.WordRatio, PrimaryLatency: sc.PrimaryLatency,
+			ShadowLatency: sc.ShadowLatency, PrimaryCostUSD: sc.PrimaryCostUSD, ShadowCostUSD: sc.ShadowCostUSD})
+	}}
+shadows:
+	for _, name := range cfg.Shadow.Providers {
+		for _, l := range c.Links {
+			if l.Name == name {
+				c.Shadow.Links = append(c.Shadow.Links, l)
+				continue shadows
+			}
+		}
+		for _, l := range cfg.Candidates {
+			if l.Name == name {
+				cl, err := buildLink(ctx, l)
+				if err != nil {
+					return nil, err
+				}
+				c.Shadow.Links = append(c.Shadow.Links, cl)
+			}
+		}
+	}
 	return c, nil
 }
 

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/contentpipe/contentpipe/alerts"
+	"github.com/contentpipe/contentpipe/chain"
+	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/telemetry"
+)
+
+// started is when this process started: alerts queued before it were not
+// echoed on this process's stderr.
+var started = time.Now()
+
+// flushTimeout bounds the outbox flush at the end of a command.
+const flushTimeout = 90 * time.Second
+
+// telegramOnce logs the "Telegram disabled" notice at most once per process
+// (serve flushes many times).
+var telegramOnce sync.Once
+
+// notifier returns where outbox alerts go: Telegram when configured, else
+// the console (stderr), which prints only alerts queued by earlier
+// commands, since Outbox echoes new ones on stderr when they are queued.
+func (a *app) notifier(cfg *config.Config) (alerts.Deliverer, string) {
+	t := cfg.Alerts.Telegram
+	if t.Enabled() {
+		return alerts.NewTelegram(t.Token, t.ChatID, t.APIEndpoint, nil), "telegram"
+	}
+	return &alerts.Console{W: a.stderr, Since: started}, "console"
+}
+
+// flushAlerts delivers the pending alerts of the outbox at the end of a
+// command that opened the store (run, health, report, review, serve's
+// jobs). It never fails the command: Telegram being down or flooding
+// leaves the alerts pending for a later command, with a warning. It runs
+// even when ctx was cancelled (SIGTERM), within flushTimeout. The result
+// counts what this flush did (alerts leased by another process at the same
+// moment are that process's concern).
+func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *telemetry.Store) alerts.FlushResult {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	to, kind := a.notifier(cfg)
+	if kind == "console" {
+		telegramOnce.Do(func() {
+			a.log.Debug("telegram not configured: alerts go to stderr and the alerts table")
+		})
+	}
+	host, _ := os.Hostname()
+	s := &alerts.Sender{Store: store, To: to, Owner: host + ":" + strconv.Itoa(os.Getpid()), Log: a.log}
+	res, err := s.Flush(ctx)
+	if err != nil {
+		a.log.Warn("alerts outbox", "err", err)
+		res.Stopped = true
+		return res
+	}
+	if res.Sent > 0 && kind == "telegram" {
+		a.log.Info("alerts sent to telegram", "sent", res.Sent)
+	}
+	if res.Failed > 0 || res.Stopped {
+		n, _ := store.PendingAlerts(ctx)
+		a.log.Warn("some alerts could not be delivered and stay in the outbox for the next command", "via", kind, "pending", n)
+	}
+	return res
+}
+
+// evaluateRules queues the alerts of the database-wide rules (budget,
+// provider_down, review_queue) after a command that made calls.
+func (a *app) evaluateRules(ctx context.Context, cfg *config.Config, store *telemetry.Store, links []*chain.Link, now time.Time) {
+	r := alerts.Rules{Store: store, Notifier: alerts.NewOutbox(store, a.stderr), Caps: capLimits(links, now),
+		BudgetWarnAt: cfg.Alerts.BudgetWarnAt, ProviderDownAfter: cfg.Alerts.ProviderDownAfter}
+	if err := r.Evaluate(context.WithoutCancel(ctx), now); err != nil {
+		a.log.Warn("alert rules", "err", err)
+	}
+}
+
+// capLimits lists the links with a daily cap and the start of their day.
+func capLimits(links []*chain.Link, now time.Time) []alerts.CapLimit {
+	var out []alerts.CapLimit
+	for _, l := range links {
+		if l.DailyCap > 0 {
+			out = append(out, alerts.CapLimit{Provider: l.Name, Cap: l.DailyCap, DayStart: l.CapReset.DayStart(now)})
+		}
+	}
+	return out
+}
+
+// afterRun is the tail of every publishing run: the alert rules, the
+// metrics file, then the outbox flush.
+func (a *app) afterRun(ctx context.Context, cfg *config.Config, store *telemetry.Store, ch *chain.Chain, opts runOptions, start time.Time, sum chain.Summary) {
+	now := time.Now()
+	a.evaluateRules(ctx, cfg, store, ch.Links, now)
+	if opts.metricsFile != "" {
+		if err := writeMetrics(opts.metricsFile, runMetrics(context.WithoutCancel(ctx), store, ch.Links, sum, start, now)); err != nil {
+			a.log.Warn("metrics file", "path", opts.metricsFile, "err", err)
+		}
+	}
+	a.flushAlerts(ctx, cfg, store)
+}
+
+func init() { register((*app).alertsCmd) }
+
+func (a *app) alertsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "alerts",
+		Short: "The alerts outbox: deliver pending alerts, or send a test message",
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "flush",
+		Short: "Deliver the pending alerts now (every command does this at its end); exit 1 if some could not be delivered",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, store, err := a.openForAlerts()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			res := a.flushAlerts(c.Context(), cfg, store)
+			n, err := store.PendingAlerts(c.Context())
+			if err != nil {
+				return exitWith(exitPartial, err)
+			}
+			fmt.Fprintf(a.stdout, "%d alert(s) delivered, %d pending\n", res.Sent, n)
+			if res.Failed > 0 || res.Stopped {
+				return exitWith(exitPartial, errors.New("some alerts could not be delivered; they stay in the outbox"))
+			}
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "test",
+		Short: "Send a test message to the configured Telegram chat",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := config.Load(a.configPath, a.getenv)
+			if err != nil {
+				return exitWith(exitConfig, err)
+			}
+			t := cfg.Alerts.Telegram
+			if !t.Enabled() {
+				return exitWith(exitConfig, fmt.Errorf("telegram is not configured: set %s and %s (see alerts.telegram in %s)", t.TokenEnv, t.ChatIDEnv, cfg.Path))
+			}
+			host, _ := os.Hostname()
+			tg := alerts.NewTelegram(t.Token, t.ChatID, t.APIEndpoint, nil)
+			if err := tg.SendText(c.Context(), fmt.Sprintf("contentpipe test message from %s (%s). Alerts reach this chat.", host, time.Now().UTC().Format(time.RFC3339))); err != nil {
+				return exitWith(exitPartial, err)
+			}
+			fmt.Fprintln(a.stdout, "test message sent to telegram")
+			return nil
+		},
+	})
+	return cmd
+}
+
+// openForAlerts loads the config and opens the store for `alerts flush`.
+func (a *app) openForAlerts() (*config.Config, *telemetry.Store, error) {
+	cfg, err := config.Load(a.configPath, a.getenv)
+	if err != nil {
+		return nil, nil, exitWith(exitConfig, err)
+	}
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		return nil, nil, exitWith(exitConfig, err)
+	}
+	return cfg, store, nil
+}

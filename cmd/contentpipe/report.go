@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/contentpipe/contentpipe/alerts"
+	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/data"
+	"github.com/contentpipe/contentpipe/telemetry"
+)
+
+func init() { register((*app).reportCmd) }
+
+// reportSender is what the report needs from a chat: *alerts.Telegram.
+type reportSender interface {
+	SendText(ctx context.Context, text string) error
+	SendPhoto(ctx context.Context, name string, png []byte, caption string) error
+}
+
+var _ reportSender = (*alerts.Telegram)(nil)
+
+func (a *app) reportCmd() *cobra.Command {
+	var days int
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Health/cost report of the last N days: calls, fallback share, cost, quality trend, shadow readiness, review queue",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if days < 1 {
+				return exitWith(exitConfig, fmt.Errorf("--days %d: use a whole number of days, 1 or more", days))
+			}
+			return a.doReport(cmd.Context(), cmd, days)
+		},
+	}
+	cmd.Flags().IntVar(&days, "days", 7, "days to report on: the window starts at 00:00 UTC that many days ago and ends now")
+	return cmd
+}
+
+// reportConfig loads the config; without a config file (and no --config)
+// it is the demo config, so that `report` works right after `run --demo`.
+func (a *app) reportConfig(cmd *cobra.Command) (*config.Config, error) {
+	cfg, err := config.Load(a.configPath, a.getenv)
+	if err == nil {
+		return cfg, nil
+	}
+	if cmd.Flags().Changed("config") || cmd.Root().PersistentFlags().Changed("config") || !config.IsNotExist(err) {
+		return nil, err
+	}
+	wd, werr := os.Getwd()
+	if werr != nil {
+		return nil, werr
+	}
+	y := string(data.DemoConfig)
+	for _, name := range []string{"gemini", "groq", "cerebras", "openrouter"} {
+		y = strings.ReplaceAll(y, "{{"+name+"}}", "http://127.0.0.1:9") // never called by report
+	}
+	demoEnv := func(k string) string {
+		if strings.HasPrefix(k, "DEMO_") {
+			return "demo-key-not-secret"
+		}
+		return a.getenv(k)
+	}
+	cfg, derr := config.Parse(wd+"/contentpipe-demo.yaml", []byte(y), demoEnv)
+	if derr != nil {
+		return nil, fmt.Errorf("demo config: %w", derr)
+	}
+	a.log.Info("no config file: reporting on the demo database and chain", "config", a.configPath, "database", cfg.Database)
+	return cfg, nil
+}
+
+// doReport prints the report of the last days and, when the decay detectors
+// flag a new trend, queues the weekly trend alert. It reads through a
+// read-only store; only a trend alert opens the database for writing.
+// With Telegram configured the report and its chart go there too.
+func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int) error {
+	cfg, err := a.reportConfig(cmd)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	now := time.Now().UTC()
+	since := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -days)
+	firstLink := ""
+	if len(cfg.Chain) > 0 {
+		firstLink = cfg.Chain[0].Name
+	}
+
+	var (
+		d       telemetry.ReportData
+		pending int
+	)
+	store, err := telemetry.OpenReadOnly(cfg.Database)
+	switch {
+	case err == nil:
+		d, err = store.Report(ctx, since, now, firstLink)
+		if err == nil {
+			pending, err = store.PendingAlerts(ctx)
+		}
+		store.Close()
+		if err != nil {
+			return exitWith(exitPartial, err)
+		}
+	case !fileExists(cfg.Database):
+		a.log.Warn("no database yet: nothing to report", "database", cfg.Database)
+		d = telemetry.ReportData{Since: since, Until: now, HistoryFrom: since.Add(-now.Sub(since)), FirstLink: firstLink}
+	default:
+		return exitWith(exitPartial, err)
+	}
+
+	rep := alerts.NewReport(d)
+	text := rep.Text()
+	fmt.Fprint(a.stdout, text)
+
+	// Writing is needed only to queue a trend alert or deliver pending ones.
+	if trends := rep.Alerts(); len(trends) > 0 || pending > 0 {
+		a.queueAndFlush(ctx, cfg, rep)
+	}
+
+	tg := cfg.Alerts.Telegram
+	if !tg.Enabled() {
+		return nil
+	}
+	var to reportSender = alerts.NewTelegram(tg.Token, tg.ChatID, tg.APIEndpoint, nil)
+	if err := sendReport(ctx, to, rep, text); err != nil {
+		a.log.Warn("report not sent to Telegram", "err", err)
+		return nil
+	}
+	fmt.Fprintln(a.stdout, "\nreport sent to Telegram")
+	return nil
+}
+
+// queueAndFlush opens the database for writing, puts the report's trend
+// alerts into the outbox (rule "trend", quiet a week) and delivers the
+// pending alerts like every other command. Failures are warnings: the
+// report itself was printed.
+func (a *app) queueAndFlush(ctx context.Context, cfg *config.Config, rep alerts.Report) {
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		a.log.Warn("trend alerts not queued", "err", err)
+		return
+	}
+	defer store.Close()
+	out := alerts.NewOutbox(store, a.stderr)
+	for _, al := range rep.Alerts() {
+		if err := out.Notify(ctx, al); err != nil {
+			a.log.Warn("trend alert not queued", "key", al.Key, "err", err)
+		}
+	}
+	a.flushAlerts(ctx, cfg, store)
+}
+
+// sendReport sends the chart with a short caption, then the full text.
+func sendReport(ctx context.Context, to reportSender, rep alerts.Report, text string) error {
+	png, err := alerts.Chart(rep.Data)
+	if err != nil {
+		return err
+	}
+	if err := to.SendPhoto(ctx, "contentpipe-report.png", png, rep.Caption()); err != nil {
+		return fmt.Errorf("send chart: %w", err)
+	}
+	if err := to.SendText(ctx, text); err != nil {
+		return fmt.Errorf("send report text: %w", err)
+	}
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

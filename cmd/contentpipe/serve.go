@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/telemetry"
+)
+
+func init() { register((*app).serveCmd) }
+
+// serveFlushEvery is how often `serve` delivers pending alerts between
+// scheduled jobs (alerts kept by flood control or an outage).
+const serveFlushEvery = 5 * time.Minute
+
+// serveOptions are the flags of `serve`.
+type serveOptions struct {
+	metricsDir string
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var opts serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run `run`, `health` and `report` on the cron expressions of schedule: until SIGTERM/SIGINT",
+		Long: `Long-running scheduler: runs run, health and report on the cron expressions of
+the config's schedule: section (standard 5 fields, or @daily, @every 10m, ...; in the
+local time zone, or CRON_TZ=Area/City prefixed). Scheduled jobs never overlap: one job
+runs at a time, and a job that comes due while another runs waits for it (a run that
+comes due while a run is still going is skipped). Pending alerts are delivered every
+5 minutes. On SIGTERM or SIGINT the job in flight finishes, then serve exits 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.doServe(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.metricsDir, "metrics-dir", "", "write run.prom and health.prom (Prometheus text format) into this directory after each run and health walk")
+	return cmd
+}
+
+// serveJob is one scheduled command.
+type serveJob struct {
+	name string
+	spec string
+	fn   func(ctx context.Context) error
+}
+
+// doServe schedules the jobs and blocks until ctx ends (the signal), then
+// waits for the job in flight.
+func (a *app) doServe(ctx context.Context, opts serveOptions) error {
+	cfg, err := config.Load(a.configPath, a.getenv)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	for _, w := range cfg.Warnings {
+		a.log.Warn(w)
+	}
+	metrics := func(name string) string {
+		if opts.metricsDir == "" {
+			return ""
+		}
+		return opts.metricsDir + "/" + name
+	}
+	jobs := []serveJob{
+		{"run", cfg.Schedule.Run, func(ctx context.Context) error {
+			return a.doRun(ctx, runOptions{metricsFile: metrics("run.prom")})
+		}},
+		{"health", cfg.Schedule.Health, func(ctx context.Context) error {
+			// A health walk is short and bounded: it finishes on a signal.
+			return a.doHealth(context.WithoutCancel(ctx), healthOptions{metricsFile: metrics("health.prom")})
+		}},
+		{"report", cfg.Schedule.Report, func(ctx context.Context) error {
+			return a.subcommand(context.WithoutCancel(ctx), "report")
+		}},
+	}
+
+	// One job at a time: a job that comes due while another runs waits;
+	// the same job coming due again while it still runs is skipped.
+	var (
+		one  sync.Mutex
+		busy = map[string]bool{}
+		bmu  sync.Mutex
+	)
+	c := cron.New(cron.WithParser(cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)))
+	scheduled := 0
+	for _, j := range jobs {
+		if j.spec == "" {
+			a.log.Info("not scheduled", "job", j.name)
+			continue
+		}
+		j := j
+		_, err := c.AddFunc(j.spec, func() {
+			if ctx.Err() != nil {
+				return
+			}
+			bmu.Lock()
+			if busy[j.name] {
+				bmu.Unlock()
+				a.log.Warn("skipped: the previous one is still running", "job", j.name)
+				return
+			}
+			busy[j.name] = true
+			bmu.Unlock()
+			defer func() {
+				bmu.Lock()
+				busy[j.name] = false
+				bmu.Unlock()
+			}()
+			one.Lock()
+			defer one.Unlock()
+			if ctx.Err() != nil {
+				return // stopping: do not start a new job
+			}
+			a.runScheduled(ctx, j)
+		})
+		if err != nil {
+			return exitWith(exitConfig, fmt.Errorf("%s: schedule.%s: bad cron expression %q: %w", cfg.Path, j.name, j.spec, err))
+		}
+		scheduled++
+	}
+	if scheduled == 0 {
+		return exitWith(exitConfig, fmt.Errorf("%s: schedule: nothing to schedule; set schedule.run, schedule.health or schedule.report", cfg.Path))
+	}
+	c.Start()
+	fmt.Fprintf(a.stdout, "serve: scheduled %s; waiting (SIGTERM or SIGINT stops after the job in flight)\n", describeSchedule(jobs))
+	tick := time.NewTicker(serveFlushEvery)
+	defer tick.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-tick.C:
+			if one.TryLock() {
+				a.serveFlush(ctx)
+				one.Unlock()
+			}
+		}
+	}
+	a.log.Info("stopping: waiting for the job in flight")
+	<-c.Stop().Done() // waits for the job in flight
+	fmt.Fprintln(a.stdout, "serve stopped")
+	return nil
+}
+
+// runScheduled runs one scheduled job and logs its result; a job's failure
+// never stops serve.
+func (a *app) runScheduled(ctx context.Context, j serveJob) {
+	start := time.Now()
+	a.log.Info("scheduled job starting", "job", j.name)
+	err := j.fn(ctx)
+	code := exitOK
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	} else if err != nil {
+		code = exitPartial
+	}
+	if err != nil && (ee == nil || ee.err != nil) {
+		a.log.Warn("scheduled job finished", "job", j.name, "exit", code, "took", time.Since(start).Round(time.Millisecond), "err", err)
+		return
+	}
+	a.log.Info("scheduled job finished", "job", j.name, "exit", code, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// subcommand runs another subcommand of this binary (with the same
+// --config) in-process, as if it had been started on its own.
+func (a *app) subcommand(ctx context.Context, name string, args ...string) error {
+	b := &app{stdout: a.stdout, stderr: a.stderr, getenv: a.getenv, log: a.log}
+	root := b.rootCmd()
+	root.SetArgs(append([]string{name, "--config", a.configPath}, args...))
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	return root.ExecuteContext(ctx)
+}
+
+// serveFlush delivers pending alerts between scheduled jobs.
+func (a *app) serveFlush(ctx context.Context) {
+	cfg, err := config.Load(a.configPath, a.getenv)
+	if err != nil {
+		a.log.Warn("alerts flush: config", "err", err)
+		return
+	}
+	if _, err := os.Stat(cfg.Database); err != nil {
+		return // no database yet: nothing pending
+	}
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		a.log.Warn("alerts flush", "err", err)
+		return
+	}
+	defer store.Close()
+	if n, err := store.PendingAlerts(ctx); err == nil && n > 0 {
+		a.flushAlerts(ctx, cfg, store)
+	}
+}
+
+// describeSchedule lists the scheduled jobs with their next start.
+func describeSchedule(jobs []serveJob) string {
+	var parts []string
+	p := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	for _, j := range jobs {
+		if j.spec == "" {
+			continue
+		}
+		s := fmt.Sprintf("%s %q", j.name, j.spec)
+		if sch, err := p.Parse(j.spec); err == nil {
+			s += " (next " + sch.Next(time.Now()).Format("2006-01-02 15:04 MST") + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}

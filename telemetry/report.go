@@ -1,0 +1,561 @@
+package telemetry
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+// ReportData is what `contentpipe report` shows for one window, as plain
+// figures read from the database. Every window figure counts rows whose
+// timestamp t has Since ≤ t < Until; days are UTC dates (YYYY-MM-DD).
+type ReportData struct {
+	Since, Until time.Time
+	// HistoryFrom is where the decay series (QualitySeries,
+	// FallbackSeries) start: one window length before Since, so that the
+	// previous window is their baseline.
+	HistoryFrom time.Time
+	// FirstLink is the first link of the chain; a published job served by
+	// any other provider counts as a fallback. Empty: fallback share unknown.
+	FirstLink string
+	Days      []string // every UTC date in the window, oldest first
+
+	Providers []ProviderCalls // calls per provider, most expensive first
+	Totals    ProviderCalls   // every call of the window (Provider "")
+	DailyCost []DailyCost     // per day and provider, only pairs with calls; by day, then provider
+
+	Jobs          map[string]int // jobs per current status, among jobs updated in the window
+	Fallback      []DailyShare   // per day of the window (every day, also empty ones); nil without FirstLink
+	FallbackTotal DailyShare     // the whole window (Day "")
+
+	DailyQuality   []DailyQuality // mean score per day and provider; Provider "" = published jobs
+	QualitySeries  []ScoreSeries  // per provider (job calls with a score) and "" (published jobs), from HistoryFrom
+	FallbackSeries []FallbackPoint
+
+	Shadow []ShadowStats  // per shadow provider, by name
+	Review []ReviewJob    // the whole review queue (not only the window), oldest first
+	Skips  []SkipCount    // per provider and reason, by provider then reason
+	Health []HealthCheck  // health checks of the window, oldest first
+	Alerts map[string]int // alerts created in the window per rule
+}
+
+// Empty reports whether the window holds no calls, jobs, skips, shadow
+// comparisons or health checks, and the review queue is empty.
+func (d ReportData) Empty() bool {
+	return d.Totals.Calls == 0 && len(d.Jobs) == 0 && len(d.Skips) == 0 && len(d.Shadow) == 0 &&
+		len(d.Health) == 0 && len(d.Review) == 0
+}
+
+// ProviderCalls sums the calls rows of one provider (all purposes).
+type ProviderCalls struct {
+	Provider     string
+	Model        string // the model of the provider's latest call in the window
+	Calls        int
+	OK           int
+	Job          int            // calls with purpose job
+	Shadow       int            // purpose shadow
+	HealthChecks int            // purpose health
+	Outcomes     map[string]int // calls per outcome other than ok
+	InputTokens  int64
+	OutputTokens int64
+	CostUSD      float64
+	MeanLatency  time.Duration // over calls with a latency
+}
+
+// SuccessRate is OK/Calls, 0 without calls.
+func (p ProviderCalls) SuccessRate() float64 {
+	if p.Calls == 0 {
+		return 0
+	}
+	return float64(p.OK) / float64(p.Calls)
+}
+
+// DailyCost is the cost of one provider's calls on one day.
+type DailyCost struct {
+	Day      string
+	Provider string
+	Calls    int
+	CostUSD  float64
+}
+
+// DailyShare counts published jobs and how many of them a fallback
+// provider (not the first link) served.
+type DailyShare struct {
+	Day       string
+	Published int
+	Fallback  int
+}
+
+// Share is Fallback/Published, 0 when nothing was published.
+func (s DailyShare) Share() float64 {
+	if s.Published == 0 {
+		return 0
+	}
+	return float64(s.Fallback) / float64(s.Published)
+}
+
+// DailyQuality is the mean quality score of one day: of one provider's
+// scored job calls, or (Provider "") of the published jobs.
+type DailyQuality struct {
+	Day      string
+	Provider string
+	N        int
+	Mean     float64
+}
+
+// ScorePoint is one quality score at its time.
+type ScorePoint struct {
+	TS    time.Time
+	Score float64
+}
+
+// ScoreSeries is a provider's quality scores (every job call that was
+// scored, rejected ones included), or for Provider "" the published jobs'
+// scores by publication time; oldest first.
+type ScoreSeries struct {
+	Provider string
+	Points   []ScorePoint
+}
+
+// Scores returns the scores alone, oldest first.
+func (s ScoreSeries) Scores() []float64 {
+	out := make([]float64, len(s.Points))
+	for i, p := range s.Points {
+		out[i] = p.Score
+	}
+	return out
+}
+
+// FallbackPoint is one published job: when, by whom, and whether that was
+// a fallback provider.
+type FallbackPoint struct {
+	TS       time.Time
+	Provider string
+	Fallback bool
+}
+
+// ShadowStats sums the shadow comparisons of one shadow provider. A nil
+// mean had no known value to average.
+type ShadowStats struct {
+	Provider       string
+	Comparisons    int
+	Passed         int      // the shadow answer would have passed the quality gate
+	ShadowScore    *float64 // mean shadow score
+	PrimaryScore   *float64 // mean primary score
+	Delta          *float64 // mean (shadow − primary) where both are known
+	ShadowCostUSD  float64
+	PrimaryCostUSD float64
+	ShadowLatency  time.Duration // mean
+	PrimaryLatency time.Duration // mean
+}
+
+// PassRate is Passed/Comparisons, 0 without comparisons.
+func (s ShadowStats) PassRate() float64 {
+	if s.Comparisons == 0 {
+		return 0
+	}
+	return float64(s.Passed) / float64(s.Comparisons)
+}
+
+// ReviewJob is a job waiting in the manual review queue.
+type ReviewJob struct {
+	ID        string
+	Topic     string
+	Slot      string
+	Title     string
+	Provider  string   // the best candidate's provider
+	Score     *float64 // the best candidate's score
+	LastError string
+	UpdatedAt time.Time
+}
+
+// SkipCount counts the skips of one provider for one reason.
+type SkipCount struct {
+	Provider string
+	Reason   string
+	Count    int
+}
+
+// Report reads the report figures for the window [since, until), with
+// firstLink as the first link of the chain (see ReportData). It only reads,
+// so it works on a store opened with OpenReadOnly.
+func (s *Store) Report(ctx context.Context, since, until time.Time, firstLink string) (ReportData, error) {
+	since, until = since.UTC(), until.UTC()
+	d := ReportData{Since: since, Until: until, HistoryFrom: since.Add(-until.Sub(since)), FirstLink: firstLink,
+		Jobs: map[string]int{}, Alerts: map[string]int{}}
+	for day := time.Date(since.Year(), since.Month(), since.Day(), 0, 0, 0, 0, time.UTC); day.Before(until); day = day.AddDate(0, 0, 1) {
+		d.Days = append(d.Days, day.Format("2006-01-02"))
+	}
+	from, to, hist := FormatTime(since), FormatTime(until), FormatTime(d.HistoryFrom)
+	steps := []struct {
+		what string
+		fn   func() error
+	}{
+		{"calls", func() error { return s.reportCalls(ctx, &d, from, to) }},
+		{"daily cost", func() error { return s.reportDailyCost(ctx, &d, from, to) }},
+		{"jobs", func() error { return s.reportJobs(ctx, &d, from, to) }},
+		{"fallback share", func() error { return s.reportFallback(ctx, &d, hist, to) }},
+		{"quality", func() error { return s.reportQuality(ctx, &d, hist, to) }},
+		{"shadow comparisons", func() error { return s.reportShadow(ctx, &d, from, to) }},
+		{"review queue", func() error { return s.reportReview(ctx, &d) }},
+		{"skips", func() error { return s.reportSkips(ctx, &d, from, to) }},
+		{"health checks", func() error { return s.reportHealth(ctx, &d, from, to) }},
+		{"alerts", func() error { return s.reportAlerts(ctx, &d, from, to) }},
+	}
+	for _, st := range steps {
+		if err := st.fn(); err != nil {
+			return ReportData{}, fmt.Errorf("report %s: %w", st.what, s.queryErr(err))
+		}
+	}
+	return d, nil
+}
+
+// each runs q and calls fn for every row.
+func (s *Store) each(ctx context.Context, q string, args []any, fn func(*sql.Rows) error) error {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+func (s *Store) reportCalls(ctx context.Context, d *ReportData, from, to string) error {
+	byName := map[string]*ProviderCalls{}
+	get := func(p string) *ProviderCalls {
+		if pc, ok := byName[p]; ok {
+			return pc
+		}
+		pc := &ProviderCalls{Provider: p, Outcomes: map[string]int{}}
+		byName[p] = pc
+		return pc
+	}
+	err := s.each(ctx, `SELECT provider, COUNT(*), SUM(outcome = 'ok'), SUM(purpose = 'job'), SUM(purpose = 'shadow'),
+	SUM(purpose = 'health'), SUM(input_tokens), SUM(output_tokens), SUM(cost_estimate_usd),
+	COALESCE(AVG(NULLIF(latency_ms, 0)), 0)
+FROM calls WHERE ts >= ? AND ts < ? GROUP BY provider`, []any{from, to}, func(r *sql.Rows) error {
+		var (
+			name string
+			pc   ProviderCalls
+			lat  float64
+		)
+		if err := r.Scan(&name, &pc.Calls, &pc.OK, &pc.Job, &pc.Shadow, &pc.HealthChecks, &pc.InputTokens, &pc.OutputTokens, &pc.CostUSD, &lat); err != nil {
+			return err
+		}
+		p := get(name)
+		pc.Provider, pc.Outcomes, pc.Model = name, p.Outcomes, p.Model
+		pc.MeanLatency = time.Duration(lat * float64(time.Millisecond)).Round(time.Millisecond)
+		*p = pc
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = s.each(ctx, `SELECT provider, outcome, COUNT(*) FROM calls WHERE ts >= ? AND ts < ? AND outcome <> 'ok' GROUP BY provider, outcome`,
+		[]any{from, to}, func(r *sql.Rows) error {
+			var (
+				name, outcome string
+				n             int
+			)
+			if err := r.Scan(&name, &outcome, &n); err != nil {
+				return err
+			}
+			get(name).Outcomes[outcome] = n
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	err = s.each(ctx, `SELECT provider, model FROM calls WHERE id IN (
+	SELECT MAX(id) FROM calls WHERE ts >= ? AND ts < ? GROUP BY provider)`, []any{from, to}, func(r *sql.Rows) error {
+		var name, model string
+		if err := r.Scan(&name, &model); err != nil {
+			return err
+		}
+		get(name).Model = model
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	d.Totals = ProviderCalls{Outcomes: map[string]int{}}
+	var latSum time.Duration
+	var latN int
+	for _, p := range byName {
+		d.Providers = append(d.Providers, *p)
+		t := &d.Totals
+		t.Calls += p.Calls
+		t.OK += p.OK
+		t.Job += p.Job
+		t.Shadow += p.Shadow
+		t.HealthChecks += p.HealthChecks
+		t.InputTokens += p.InputTokens
+		t.OutputTokens += p.OutputTokens
+		t.CostUSD += p.CostUSD
+		for o, n := range p.Outcomes {
+			t.Outcomes[o] += n
+		}
+		if p.MeanLatency > 0 {
+			latSum += p.MeanLatency * time.Duration(p.Calls)
+			latN += p.Calls
+		}
+	}
+	if latN > 0 {
+		d.Totals.MeanLatency = (latSum / time.Duration(latN)).Round(time.Millisecond)
+	}
+	sort.Slice(d.Providers, func(i, j int) bool {
+		a, b := d.Providers[i], d.Providers[j]
+		if a.CostUSD != b.CostUSD {
+			return a.CostUSD > b.CostUSD
+		}
+		return a.Provider < b.Provider
+	})
+	return nil
+}
+
+func (s *Store) reportDailyCost(ctx context.Context, d *ReportData, from, to string) error {
+	return s.each(ctx, `SELECT substr(ts, 1, 10) AS day, provider, COUNT(*), SUM(cost_estimate_usd)
+FROM calls WHERE ts >= ? AND ts < ? GROUP BY day, provider ORDER BY day, provider`, []any{from, to}, func(r *sql.Rows) error {
+		var c DailyCost
+		if err := r.Scan(&c.Day, &c.Provider, &c.Calls, &c.CostUSD); err != nil {
+			return err
+		}
+		d.DailyCost = append(d.DailyCost, c)
+		return nil
+	})
+}
+
+func (s *Store) reportJobs(ctx context.Context, d *ReportData, from, to string) error {
+	return s.each(ctx, `SELECT status, COUNT(*) FROM jobs WHERE updated_at >= ? AND updated_at < ? GROUP BY status`,
+		[]any{from, to}, func(r *sql.Rows) error {
+			var (
+				st string
+				n  int
+			)
+			if err := r.Scan(&st, &n); err != nil {
+				return err
+			}
+			d.Jobs[st] = n
+			return nil
+		})
+}
+
+func (s *Store) reportFallback(ctx context.Context, d *ReportData, hist, to string) error {
+	if d.FirstLink == "" {
+		return nil
+	}
+	byDay := map[string]*DailyShare{}
+	for _, day := range d.Days {
+		d.Fallback = append(d.Fallback, DailyShare{Day: day})
+	}
+	for i := range d.Fallback {
+		byDay[d.Fallback[i].Day] = &d.Fallback[i]
+	}
+	return s.each(ctx, `SELECT published_at, provider FROM jobs
+WHERE status = 'published' AND published_at >= ? AND published_at < ? ORDER BY published_at, id`, []any{hist, to}, func(r *sql.Rows) error {
+		var (
+			ts, prov string
+		)
+		if err := r.Scan(&ts, &prov); err != nil {
+			return err
+		}
+		t, err := ParseTime(ts)
+		if err != nil {
+			return err
+		}
+		fb := prov != d.FirstLink
+		d.FallbackSeries = append(d.FallbackSeries, FallbackPoint{TS: t, Provider: prov, Fallback: fb})
+		if t.Before(d.Since) {
+			return nil
+		}
+		d.FallbackTotal.Published++
+		if fb {
+			d.FallbackTotal.Fallback++
+		}
+		if day := byDay[t.Format("2006-01-02")]; day != nil {
+			day.Published++
+			if fb {
+				day.Fallback++
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) reportQuality(ctx context.Context, d *ReportData, hist, to string) error {
+	series := map[string]*ScoreSeries{}
+	type dayKey struct{ day, provider string }
+	sums := map[dayKey]*DailyQuality{}
+	add := func(provider, ts string, score float64) error {
+		t, err := ParseTime(ts)
+		if err != nil {
+			return err
+		}
+		sr := series[provider]
+		if sr == nil {
+			sr = &ScoreSeries{Provider: provider}
+			series[provider] = sr
+		}
+		sr.Points = append(sr.Points, ScorePoint{TS: t, Score: score})
+		if t.Before(d.Since) {
+			return nil
+		}
+		k := dayKey{t.Format("2006-01-02"), provider}
+		q := sums[k]
+		if q == nil {
+			q = &DailyQuality{Day: k.day, Provider: provider}
+			sums[k] = q
+		}
+		q.N++
+		q.Mean += score // the sum until the end
+		return nil
+	}
+	scan := func(r *sql.Rows) error {
+		var (
+			prov, ts string
+			score    float64
+		)
+		if err := r.Scan(&prov, &ts, &score); err != nil {
+			return err
+		}
+		return add(prov, ts, score)
+	}
+	err := s.each(ctx, `SELECT provider, ts, quality_score FROM calls
+WHERE purpose = 'job' AND quality_score IS NOT NULL AND ts >= ? AND ts < ? ORDER BY ts, id`, []any{hist, to}, scan)
+	if err != nil {
+		return err
+	}
+	err = s.each(ctx, `SELECT '', published_at, quality_score FROM jobs
+WHERE status = 'published' AND quality_score IS NOT NULL AND published_at >= ? AND published_at < ? ORDER BY published_at, id`,
+		[]any{hist, to}, scan)
+	if err != nil {
+		return err
+	}
+	for _, sr := range series {
+		d.QualitySeries = append(d.QualitySeries, *sr)
+	}
+	sort.Slice(d.QualitySeries, func(i, j int) bool { return d.QualitySeries[i].Provider < d.QualitySeries[j].Provider })
+	for _, q := range sums {
+		q.Mean /= float64(q.N)
+		d.DailyQuality = append(d.DailyQuality, *q)
+	}
+	sort.Slice(d.DailyQuality, func(i, j int) bool {
+		a, b := d.DailyQuality[i], d.DailyQuality[j]
+		if a.Day != b.Day {
+			return a.Day < b.Day
+		}
+		return a.Provider < b.Provider
+	})
+	return nil
+}
+
+func (s *Store) reportShadow(ctx context.Context, d *ReportData, from, to string) error {
+	return s.each(ctx, `SELECT shadow_provider, COUNT(*), SUM(shadow_pass), AVG(shadow_score), AVG(primary_score), AVG(quality_delta),
+	SUM(shadow_cost_usd), SUM(primary_cost_usd), AVG(shadow_latency_ms), AVG(primary_latency_ms)
+FROM shadow_comparisons WHERE ts >= ? AND ts < ? GROUP BY shadow_provider ORDER BY shadow_provider`, []any{from, to}, func(r *sql.Rows) error {
+		var (
+			st         ShadowStats
+			ss, ps, dl sql.NullFloat64
+			slat, plat float64
+		)
+		if err := r.Scan(&st.Provider, &st.Comparisons, &st.Passed, &ss, &ps, &dl, &st.ShadowCostUSD, &st.PrimaryCostUSD, &slat, &plat); err != nil {
+			return err
+		}
+		st.ShadowScore, st.PrimaryScore, st.Delta = optFloat(ss), optFloat(ps), optFloat(dl)
+		st.ShadowLatency = time.Duration(slat * float64(time.Millisecond)).Round(time.Millisecond)
+		st.PrimaryLatency = time.Duration(plat * float64(time.Millisecond)).Round(time.Millisecond)
+		d.Shadow = append(d.Shadow, st)
+		return nil
+	})
+}
+
+func optFloat(n sql.NullFloat64) *float64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Float64
+	return &v
+}
+
+func (s *Store) reportReview(ctx context.Context, d *ReportData) error {
+	return s.each(ctx, `SELECT id, topic, slot, title, provider, quality_score, last_error, updated_at
+FROM jobs WHERE status = 'review' ORDER BY updated_at, id`, nil, func(r *sql.Rows) error {
+		var (
+			j       ReviewJob
+			score   sql.NullFloat64
+			updated string
+		)
+		if err := r.Scan(&j.ID, &j.Topic, &j.Slot, &j.Title, &j.Provider, &score, &j.LastError, &updated); err != nil {
+			return err
+		}
+		j.Score = optFloat(score)
+		var err error
+		if j.UpdatedAt, err = ParseTime(updated); err != nil {
+			return err
+		}
+		d.Review = append(d.Review, j)
+		return nil
+	})
+}
+
+func (s *Store) reportSkips(ctx context.Context, d *ReportData, from, to string) error {
+	return s.each(ctx, `SELECT provider, reason, COUNT(*) FROM skips WHERE ts >= ? AND ts < ? GROUP BY provider, reason ORDER BY provider, reason`,
+		[]any{from, to}, func(r *sql.Rows) error {
+			var c SkipCount
+			if err := r.Scan(&c.Provider, &c.Reason, &c.Count); err != nil {
+				return err
+			}
+			d.Skips = append(d.Skips, c)
+			return nil
+		})
+}
+
+func (s *Store) reportHealth(ctx context.Context, d *ReportData, from, to string) error {
+	return s.each(ctx, `SELECT ts, provider, model, ok, http_status, latency_ms, first_token_ms, outcome, detail
+FROM health_checks WHERE ts >= ? AND ts < ? ORDER BY ts, id`, []any{from, to}, func(r *sql.Rows) error {
+		var (
+			h       HealthCheck
+			ts      string
+			lat, ft int64
+			outcome string
+		)
+		if err := r.Scan(&ts, &h.Provider, &h.Model, &h.OK, &h.HTTPStatus, &lat, &ft, &outcome, &h.Detail); err != nil {
+			return err
+		}
+		var err error
+		if h.TS, err = ParseTime(ts); err != nil {
+			return err
+		}
+		h.Latency, h.FirstToken = time.Duration(lat)*time.Millisecond, time.Duration(ft)*time.Millisecond
+		h.Outcome = chain.Outcome(outcome)
+		d.Health = append(d.Health, h)
+		return nil
+	})
+}
+
+func (s *Store) reportAlerts(ctx context.Context, d *ReportData, from, to string) error {
+	return s.each(ctx, `SELECT rule, COUNT(*) FROM alerts WHERE created_at >= ? AND created_at < ? GROUP BY rule`,
+		[]any{from, to}, func(r *sql.Rows) error {
+			var (
+				rule string
+				n    int
+			)
+			if err := r.Scan(&rule, &n); err != nil {
+				return err
+			}
+			d.Alerts[rule] = n
+			return nil
+		})
+}

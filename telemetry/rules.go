@@ -1,0 +1,162 @@
+package telemetry
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// SetAlertText replaces the text of pending alert id: after the first parts
+// of a long alert were delivered, only the rest stays to be sent.
+func (s *Store) SetAlertText(ctx context.Context, id int64, text string) error {
+	return s.write(ctx, "set alert text", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE alerts SET text = ? WHERE id = ? AND sent_at IS NULL", text, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("pending alert %d not found", id)
+		}
+		return nil
+	})
+}
+
+// PendingAlerts counts the alerts not yet delivered.
+func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM alerts WHERE sent_at IS NULL").Scan(&n); err != nil {
+		return 0, fmt.Errorf("count pending alerts: %w", err)
+	}
+	return n, nil
+}
+
+// CapUsed returns how many requests of provider's daily cap the day that
+// starts at dayStart has used (reservations in flight or sent), as
+// ReserveCap counts them.
+func (s *Store) CapUsed(ctx context.Context, provider string, dayStart time.Time) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cap_reservations
+WHERE provider = ? AND day_start = ? AND (settled = 0 OR sent = 1)`, provider, FormatTime(dayStart)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("cap use of %s: %w", provider, err)
+	}
+	return n, nil
+}
+
+// FailureStreak is a provider's current run of failed calls: every call
+// since its last answer (outcome ok or rejected) failed.
+type FailureStreak struct {
+	Provider    string
+	First, Last time.Time // first and latest failed call of the streak
+	Failures    int
+	LastOutcome string
+	LastDetail  string
+	LastSuccess time.Time // zero when the provider never answered
+}
+
+// FailureStreaks returns the current failure streak of every provider
+// whose latest call failed (calls of every purpose count).
+func (s *Store) FailureStreaks(ctx context.Context) ([]FailureStreak, error) {
+	rows, err := s.db.QueryContext(ctx, `WITH last_ok AS (
+	SELECT provider, MAX(ts) AS ok_ts FROM calls WHERE outcome IN ('ok', 'rejected') GROUP BY provider
+)
+SELECT c.provider, MIN(c.ts), MAX(c.ts), COUNT(*), COALESCE(l.ok_ts, ''),
+	(SELECT c2.outcome || char(31) || c2.detail FROM calls c2 WHERE c2.provider = c.provider ORDER BY c2.ts DESC, c2.id DESC LIMIT 1)
+FROM calls c LEFT JOIN last_ok l ON l.provider = c.provider
+WHERE c.outcome NOT IN ('ok', 'rejected') AND (l.ok_ts IS NULL OR c.ts > l.ok_ts)
+GROUP BY c.provider ORDER BY c.provider`)
+	if err != nil {
+		return nil, fmt.Errorf("failure streaks: %w", err)
+	}
+	defer rows.Close()
+	var out []FailureStreak
+	for rows.Next() {
+		var (
+			f                   FailureStreak
+			first, last, ok, od string
+		)
+		if err := rows.Scan(&f.Provider, &first, &last, &f.Failures, &ok, &od); err != nil {
+			return nil, fmt.Errorf("failure streaks: %w", err)
+		}
+		if f.First, err = ParseTime(first); err != nil {
+			return nil, fmt.Errorf("failure streaks: %w", err)
+		}
+		if f.Last, err = ParseTime(last); err != nil {
+			return nil, fmt.Errorf("failure streaks: %w", err)
+		}
+		if f.LastSuccess, err = ParseTime(ok); err != nil {
+			return nil, fmt.Errorf("failure streaks: %w", err)
+		}
+		for i := 0; i < len(od); i++ {
+			if od[i] == 31 {
+				f.LastOutcome, f.LastDetail = od[:i], od[i+1:]
+				break
+			}
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("failure streaks: %w", err)
+	}
+	return out, nil
+}
+
+// ReviewQueue returns the number of jobs waiting for manual review and
+// when the oldest of them went there (zero when none).
+func (s *Store) ReviewQueue(ctx context.Context) (n int, oldest time.Time, err error) {
+	var ts sql.NullString
+	err = s.db.QueryRowContext(ctx, "SELECT count(*), MIN(updated_at) FROM jobs WHERE status = 'review'").Scan(&n, &ts)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("review queue: %w", err)
+	}
+	if oldest, err = scanTime(ts); err != nil {
+		return 0, time.Time{}, fmt.Errorf("review queue: %w", err)
+	}
+	return n, oldest, nil
+}
+
+// LastPublished returns the time of the latest publication (zero when none).
+func (s *Store) LastPublished(ctx context.Context) (time.Time, error) {
+	var ts sql.NullString
+	if err := s.db.QueryRowContext(ctx, "SELECT MAX(published_at) FROM jobs WHERE status = 'published'").Scan(&ts); err != nil {
+		return time.Time{}, fmt.Errorf("last published: %w", err)
+	}
+	t, err := scanTime(ts)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("last published: %w", err)
+	}
+	return t, nil
+}
+
+// CallTotal is the all-time count and cost of one provider's calls with
+// one outcome.
+type CallTotal struct {
+	Provider string
+	Outcome  string
+	Calls    int
+	CostUSD  float64
+}
+
+// CallTotals returns the all-time calls by provider and outcome (the
+// calls table keeps every row, so these only grow).
+func (s *Store) CallTotals(ctx context.Context) ([]CallTotal, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT provider, outcome, COUNT(*), COALESCE(SUM(cost_estimate_usd), 0)
+FROM calls GROUP BY provider, outcome ORDER BY provider, outcome`)
+	if err != nil {
+		return nil, fmt.Errorf("call totals: %w", err)
+	}
+	defer rows.Close()
+	var out []CallTotal
+	for rows.Next() {
+		var c CallTotal
+		if err := rows.Scan(&c.Provider, &c.Outcome, &c.Calls, &c.CostUSD); err != nil {
+			return nil, fmt.Errorf("call totals: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("call totals: %w", err)
+	}
+	return out, nil
+}
