@@ -108,7 +108,10 @@ func ParseMessageDelay(msg string) (d time.Duration, ok bool) {
 		case strings.HasPrefix(u, "hour"):
 			unit = time.Hour
 		}
-		return time.Duration(n * float64(unit)), true
+		if f := n * float64(unit); f < math.MaxInt64 {
+			return time.Duration(f), true
+		}
+		return time.Duration(math.MaxInt64), true // an absurd wait saturates, never wraps negative
 	}
 	return 0, false
 }
@@ -172,10 +175,10 @@ func QuotaFromHeaders(h http.Header) chain.QuotaHint {
 			continue
 		}
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
+		if err != nil || !(f >= 0) { // NaN too
 			continue
 		}
-		q.Remaining = int(f)
+		q.Remaining = int(min(f, math.MaxInt32)) // a huge or infinite count must not wrap negative
 		if d, ok := ParseReset(h.Get(pair[1])); ok {
 			q.Reset = d
 		}

@@ -79,9 +79,11 @@ func New(name string, t chain.Timeouts) *Transport {
 func (t *Transport) Name() string { return t.name }
 
 // Client returns an *http.Client that sends through t. It has no Timeout of
-// its own: t enforces the limits.
+// its own: t enforces the limits. It follows no redirect: the redirect
+// answer itself is returned, because Go would forward key headers such as
+// x-goog-api-key to whatever host a redirect names.
 func (t *Transport) Client() *http.Client {
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // CloseIdleConnections closes the idle connections of the pool.
