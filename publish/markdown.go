@@ -317,6 +317,14 @@ func writeAtomic(path string, data []byte) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create dir: %w", err)
 	}
+	// A writer killed before its rename leaves its temp file behind. Only
+	// the job that owns path writes it (the job is claimed by one run), so
+	// any temp file of this path is such a leftover: remove it.
+	if old, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(filepath.Base(path))+".tmp-*")); len(old) > 0 {
+		for _, o := range old {
+			os.Remove(o)
+		}
+	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("create temp file: %w", err)
@@ -366,4 +374,10 @@ func syncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// globEscape escapes the pattern characters of filepath.Match in s.
+func globEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(s)
 }

@@ -417,3 +417,30 @@ func TestMarkdownConcurrentSameSlug(t *testing.T) {
 		}
 	}
 }
+
+func TestPublishRemovesLeftoverTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	m := &Markdown{Dir: dir}
+	a := testArticle("2026-11-29/leftover", "Leftover temp files")
+	loc := m.Location(a)
+	if err := os.MkdirAll(filepath.Dir(loc), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A run killed between CreateTemp and Rename left these.
+	left := filepath.Join(filepath.Dir(loc), "."+filepath.Base(loc)+".tmp-123456")
+	other := filepath.Join(filepath.Dir(loc), ".another-job.md.tmp-999")
+	for _, f := range []string{left, other} {
+		if err := os.WriteFile(f, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Publish(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("leftover temp file of this article still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("another article's temp file was removed: %v", err)
+	}
+}

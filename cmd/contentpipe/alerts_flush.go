@@ -141,7 +141,7 @@ func (a *app) alertsCmd() *cobra.Command {
 		Short: "Send a test message to the configured Telegram chat",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cfg, err := config.Load(a.configPath, a.getenv)
+			cfg, err := config.LoadForReading(a.configPath, a.getenv)
 			if err != nil {
 				return exitWith(exitConfig, err)
 			}
@@ -163,7 +163,7 @@ func (a *app) alertsCmd() *cobra.Command {
 
 // openForAlerts loads the config and opens the store for `alerts flush`.
 func (a *app) openForAlerts() (*config.Config, *telemetry.Store, error) {
-	cfg, err := config.Load(a.configPath, a.getenv)
+	cfg, err := config.LoadForReading(a.configPath, a.getenv)
 	if err != nil {
 		return nil, nil, exitWith(exitConfig, err)
 	}

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
-	"github.com/contentpipe/contentpipe/data"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
@@ -42,44 +40,12 @@ func (a *app) reportCmd() *cobra.Command {
 	return cmd
 }
 
-// reportConfig loads the config; without a config file (and no --config)
-// it is the demo config, so that `report` works right after `run --demo`.
-func (a *app) reportConfig(cmd *cobra.Command) (*config.Config, error) {
-	cfg, err := config.Load(a.configPath, a.getenv)
-	if err == nil {
-		return cfg, nil
-	}
-	if cmd.Flags().Changed("config") || cmd.Root().PersistentFlags().Changed("config") || !config.IsNotExist(err) {
-		return nil, err
-	}
-	wd, werr := os.Getwd()
-	if werr != nil {
-		return nil, werr
-	}
-	y := string(data.DemoConfig)
-	for _, name := range []string{"gemini", "groq", "cerebras", "openrouter"} {
-		y = strings.ReplaceAll(y, "{{"+name+"}}", "http://127.0.0.1:9") // never called by report
-	}
-	demoEnv := func(k string) string {
-		if strings.HasPrefix(k, "DEMO_") {
-			return "demo-key-not-secret"
-		}
-		return a.getenv(k)
-	}
-	cfg, derr := config.Parse(wd+"/contentpipe-demo.yaml", []byte(y), demoEnv)
-	if derr != nil {
-		return nil, fmt.Errorf("demo config: %w", derr)
-	}
-	a.log.Info("no config file: reporting on the demo database and chain", "config", a.configPath, "database", cfg.Database)
-	return cfg, nil
-}
-
 // doReport prints the report of the last days and, when the decay detectors
 // flag a new trend, queues the weekly trend alert. It reads through a
 // read-only store; only a trend alert opens the database for writing.
 // With Telegram configured the report and its chart go there too.
 func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int) error {
-	cfg, err := a.reportConfig(cmd)
+	cfg, err := a.readConfig(cmd)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}

@@ -54,7 +54,7 @@ func (a *app) reviewCmd() *cobra.Command {
 // reviewStore opens the database of the config (the demo's without a config
 // file, as `report` does). A missing database is an empty queue: store nil.
 func (a *app) reviewStore(cmd *cobra.Command, write bool) (*config.Config, *telemetry.Store, error) {
-	cfg, err := a.reportConfig(cmd)
+	cfg, err := a.readConfig(cmd)
 	if err != nil {
 		return nil, nil, exitWith(exitConfig, err)
 	}

@@ -97,6 +97,10 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	}
 	prog.close()
 	a.printSummary(cfg, slot, sum)
+	if ctx.Err() != nil {
+		// SIGTERM/SIGINT: the job in flight finished; the rest stays due.
+		fmt.Fprintln(a.stdout, "stopped by a signal: the job in flight finished; the topics not reached stay due for the next run")
+	}
 	a.afterRun(ctx, cfg, store, ch, opts, runStart, sum) // alert rules, --metrics-file, outbox flush
 	switch {
 	case sum.Halt != nil:

@@ -5,22 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
-
-// dbPath finds the database: from the config when there is one, else the
-// default data/pipeline.db (so `sql` works right after `run --demo`).
-func (a *app) dbPath(cmd *cobra.Command) (string, error) {
-	cfg, err := config.Load(a.configPath, a.getenv)
-	if err == nil {
-		return cfg.Database, nil
-	}
-	if !cmd.Flags().Changed("config") && !cmd.Root().PersistentFlags().Changed("config") && config.IsNotExist(err) {
-		return "data/pipeline.db", nil
-	}
-	return "", err
-}
 
 func init() { register((*app).sqlCmd) }
 
@@ -38,11 +24,11 @@ func (a *app) sqlCmd() *cobra.Command {
 			}
 			path := db
 			if path == "" {
-				p, err := a.dbPath(cmd)
+				cfg, err := a.readConfig(cmd)
 				if err != nil {
 					return exitWith(exitConfig, err)
 				}
-				path = p
+				path = cfg.Database
 			}
 			store, err := telemetry.OpenReadOnly(path)
 			if err != nil {

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"github.com/contentpipe/contentpipe/adapters/gemini"
 	"github.com/contentpipe/contentpipe/adapters/openai"
@@ -53,13 +56,31 @@ func (a *app) load(demo bool) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start demo providers: %w", err)
 	}
+	cfg, err := a.demoConfig(func(name string) string { return sims.BaseURL(demoFlavors[name]) })
+	if err != nil {
+		sims.Close()
+		return nil, err
+	}
+	topics, err := config.ParseTopics("data/demo-topics.yaml", data.DemoTopics)
+	if err != nil {
+		sims.Close()
+		return nil, fmt.Errorf("demo topics: %w", err)
+	}
+	return &loaded{cfg: cfg, topics: topics, sims: sims}, nil
+}
+
+// demoFlavors maps the demo config's link names to the simulators.
+var demoFlavors = map[string]sim.Flavor{"gemini": sim.FlavorGemini, "groq": sim.FlavorGroq, "cerebras": sim.FlavorCerebras, "openrouter": sim.FlavorOpenRouter}
+
+// demoConfig parses the embedded demo config with each link's base URL from
+// baseURL and fake DEMO_* keys; paths are relative to the working directory.
+func (a *app) demoConfig(baseURL func(name string) string) (*config.Config, error) {
 	y := string(data.DemoConfig)
-	for flavor, name := range map[sim.Flavor]string{sim.FlavorGemini: "gemini", sim.FlavorGroq: "groq", sim.FlavorCerebras: "cerebras", sim.FlavorOpenRouter: "openrouter"} {
-		y = strings.ReplaceAll(y, "{{"+name+"}}", sims.Server(flavor).BaseURL())
+	for name := range demoFlavors {
+		y = strings.ReplaceAll(y, "{{"+name+"}}", baseURL(name))
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		sims.Close()
 		return nil, err
 	}
 	demoEnv := func(k string) string {
@@ -68,17 +89,31 @@ func (a *app) load(demo bool) (*loaded, error) {
 		}
 		return a.getenv(k)
 	}
-	cfg, err := config.Parse(wd+"/contentpipe-demo.yaml", []byte(y), demoEnv)
+	cfg, err := config.Parse(filepath.Join(wd, "contentpipe-demo.yaml"), []byte(y), demoEnv)
 	if err != nil {
-		sims.Close()
 		return nil, fmt.Errorf("demo config: %w", err)
 	}
-	topics, err := config.ParseTopics("data/demo-topics.yaml", data.DemoTopics)
-	if err != nil {
-		sims.Close()
-		return nil, fmt.Errorf("demo topics: %w", err)
+	return cfg, nil
+}
+
+// readConfig loads the config for the commands that call no provider
+// (`sql`, `report`, `review`, `alerts`): unset key variables are fine there.
+// Without a config file (and no --config given) it is the demo config, so
+// these commands work right after `run --demo`.
+func (a *app) readConfig(cmd *cobra.Command) (*config.Config, error) {
+	cfg, err := config.LoadForReading(a.configPath, a.getenv)
+	if err == nil {
+		return cfg, nil
 	}
-	return &loaded{cfg: cfg, topics: topics, sims: sims}, nil
+	if cmd.Flags().Changed("config") || cmd.Root().PersistentFlags().Changed("config") || !config.IsNotExist(err) {
+		return nil, err
+	}
+	cfg, err = a.demoConfig(func(string) string { return "http://127.0.0.1:9" }) // never called
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info("no config file: using the demo database and chain", "config", a.configPath, "database", cfg.Database)
+	return cfg, nil
 }
 
 // schemaBytes reads the configured schema, or the embedded one when the

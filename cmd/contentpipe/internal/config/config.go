@@ -276,6 +276,18 @@ func DefaultLink() Link {
 // variables the file names (nil means os.Getenv). A missing file is an
 // *Error whose fix points at the example config and `run --demo`.
 func Load(path string, getenv func(string) string) (*Config, error) {
+	return load(path, getenv, false)
+}
+
+// LoadForReading is Load for the commands that call no provider (`sql`,
+// `report`, `review`, `simulate`): a provider key variable that is unset is
+// not an error there (the link's APIKey stays empty). Everything else is
+// checked as by Load.
+func LoadForReading(path string, getenv func(string) string) (*Config, error) {
+	return load(path, getenv, true)
+}
+
+func load(path string, getenv func(string) string, keysOptional bool) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -285,7 +297,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("read config: %v", unwrapPathErr(err)),
 			Fix: "check the path given with --config and its permissions", cause: err}
 	}
-	return Parse(path, data, getenv)
+	return parse(path, data, getenv, keysOptional)
 }
 
 func resolvePath(dir, p string) string {

@@ -878,3 +878,23 @@ func TestShippedFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadForReadingAllowsUnsetKeys(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "contentpipe.yaml")
+	cfg := "chain:\n  - {name: groq, kind: openai, model: m, base_url: \"http://127.0.0.1:1/v1\", api_key_env: UNSET_KEY_FOR_TEST}\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := func(string) string { return "" }
+	if _, err := Load(path, env); err == nil || !strings.Contains(err.Error(), "UNSET_KEY_FOR_TEST is not set") {
+		t.Fatalf("Load: %v, want the unset key error", err)
+	}
+	c, err := LoadForReading(path, env)
+	if err != nil {
+		t.Fatalf("LoadForReading: %v", err)
+	}
+	if c.Chain[0].APIKey != "" || c.Chain[0].APIKeyEnv != "UNSET_KEY_FOR_TEST" {
+		t.Fatalf("link %+v", c.Chain[0])
+	}
+}

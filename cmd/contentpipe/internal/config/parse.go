@@ -47,9 +47,10 @@ var (
 // loader carries the state of one Parse call.
 type loader struct {
 	*decoder
-	cfg       *Config
-	getenv    func(string) string
-	candLines []int // line of each candidate's name, for warnings
+	cfg          *Config
+	getenv       func(string) string
+	keysOptional bool  // an unset api_key_env variable is not an error (read-only commands)
+	candLines    []int // line of each candidate's name, for warnings
 }
 
 func (p *loader) warn(line int, format string, args ...any) {
@@ -76,6 +77,10 @@ func (o *object) positive(key string, v int) {
 // read). getenv looks up the variables the file names (nil means os.Getenv).
 // Schema, banned-phrases and prompts paths are checked on disk.
 func Parse(path string, data []byte, getenv func(string) string) (*Config, error) {
+	return parse(path, data, getenv, false)
+}
+
+func parse(path string, data []byte, getenv func(string) string, keysOptional bool) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -89,7 +94,7 @@ func Parse(path string, data []byte, getenv func(string) string) (*Config, error
 		return nil, &Error{File: path, Line: 1, Msg: "the config file is empty",
 			Fix: "create one from data/contentpipe.example.yaml or run `contentpipe run --demo`"}
 	}
-	p := &loader{decoder: d, cfg: cfg, getenv: getenv}
+	p := &loader{decoder: d, cfg: cfg, getenv: getenv, keysOptional: keysOptional}
 	top := d.object(root, "", 1, topKeys)
 	p.paths(top)
 	p.publish(top.sub("publish", publishKeys))
@@ -275,7 +280,7 @@ func (p *loader) link(it item, path string, seen map[string]int) (Link, linkPos)
 	if l.APIKeyEnv != "" && !p.failed() {
 		p.envName(o, "api_key_env", l.APIKeyEnv)
 		l.APIKey = strings.TrimSpace(p.getenv(l.APIKeyEnv))
-		o.check(l.APIKey != "", "api_key_env",
+		o.check(l.APIKey != "" || p.keysOptional, "api_key_env",
 			fmt.Sprintf("set %s in the environment (export %s=...) or remove the link", l.APIKeyEnv, l.APIKeyEnv),
 			"%s: %s is not set", where, l.APIKeyEnv)
 	}

@@ -1,0 +1,171 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+// failureOutcomes are the outcomes a provider failure can have (ok and
+// rejected are the chain's verdicts on answers, never an adapter's).
+var failureOutcomes = map[chain.Outcome]bool{
+	chain.OutcomeRateLimited: true, chain.OutcomeQuotaExhausted: true, chain.OutcomeServerError: true,
+	chain.OutcomeAuthError: true, chain.OutcomeTimeoutConnect: true, chain.OutcomeTimeoutFirstToken: true,
+	chain.OutcomeTimeoutIdle: true, chain.OutcomeTimeoutTotal: true, chain.OutcomeStreamBroken: true,
+	chain.OutcomeBlocked: true, chain.OutcomeBadRequest: true, chain.OutcomeError: true,
+}
+
+// fixtureSeeds returns the provider-wire fixtures under adapters/testdata
+// as (status, header lines, body).
+func fixtureSeeds(t interface{ Fatal(...any) }) [][3]string {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "*", "*.http"))
+	if err != nil || len(files) == 0 {
+		t.Fatal(fmt.Sprintf("no fixtures: %v", err))
+	}
+	var out [][3]string
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
+		if err != nil {
+			t.Fatal(fmt.Sprintf("%s: %v", f, err))
+		}
+		var hb strings.Builder
+		for k, vs := range resp.Header {
+			for _, v := range vs {
+				hb.WriteString(k + ": " + v + "\n")
+			}
+		}
+		var body bytes.Buffer
+		_, _ = body.ReadFrom(resp.Body)
+		resp.Body.Close()
+		out = append(out, [3]string{fmt.Sprint(resp.StatusCode), hb.String(), body.String()})
+	}
+	return out
+}
+
+func headerOf(lines string) http.Header {
+	h := http.Header{}
+	for _, l := range strings.Split(lines, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	return h
+}
+
+// FuzzClassify: every status, rate-limit flag and scope maps to exactly one
+// known outcome, by the documented rules.
+func FuzzClassify(f *testing.F) {
+	for _, s := range []int{0, 200, 400, 401, 403, 404, 408, 413, 422, 429, 500, 502, 503, 504, 529, 599, 999, -1} {
+		f.Add(s, false, uint8(0))
+		f.Add(s, true, uint8(2))
+	}
+	scopes := []chain.Scope{chain.ScopeNone, chain.ScopeMinute, chain.ScopeDay}
+	f.Fuzz(func(t *testing.T, status int, rateLimit bool, sc uint8) {
+		scope := scopes[int(sc)%len(scopes)]
+		o := Classify(status, rateLimit, scope)
+		if !failureOutcomes[o] {
+			t.Fatalf("Classify(%d, %v, %q) = %q: not a failure outcome", status, rateLimit, scope, o)
+		}
+		if again := Classify(status, rateLimit, scope); again != o {
+			t.Fatalf("not deterministic: %q then %q", o, again)
+		}
+		switch {
+		case status == 429 || rateLimit:
+			want := chain.OutcomeRateLimited
+			if scope == chain.ScopeDay {
+				want = chain.OutcomeQuotaExhausted
+			}
+			if o != want {
+				t.Fatalf("Classify(%d, %v, %q) = %q, want %q", status, rateLimit, scope, o, want)
+			}
+		case status == 401 || status == 403:
+			if o != chain.OutcomeAuthError {
+				t.Fatalf("%d → %q", status, o)
+			}
+		case status == 500 || status == 502 || status == 503 || status == 504 || status == 529:
+			if o != chain.OutcomeServerError {
+				t.Fatalf("%d → %q", status, o)
+			}
+		}
+	})
+}
+
+// FuzzRateLimitText: the parsers of waits, resets and scopes accept any
+// text a provider may send without panicking, and never return a negative
+// or absurd wait.
+func FuzzRateLimitText(f *testing.F) {
+	for _, s := range fixtureSeeds(f) {
+		f.Add(s[2], s[1])
+	}
+	for _, s := range []string{"Please try again in 9m52.272s.", "Please retry in 23.472316927s.", "try again in 20 seconds",
+		"retry after 2 minutes", "try again in 99999999999999999999 hours", "retry in 9223372036854775807ns",
+		"Wed, 21 Oct 2015 07:28:00 GMT", "1787616000000", "33011.38", "2m59.56s", "-5", "NaN", "1e309"} {
+		f.Add(s, "Retry-After: "+s+"\nx-ratelimit-remaining-requests: "+s+"\nx-ratelimit-reset-requests: "+s)
+	}
+	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, text, headers string) {
+		if d, ok := ParseMessageDelay(text); ok && d < 0 {
+			t.Fatalf("ParseMessageDelay(%q) = %v", text, d)
+		}
+		if d, ok := ParseRetryAfter(text, now); ok && d < 0 {
+			t.Fatalf("ParseRetryAfter(%q) = %v", text, d)
+		}
+		if d, ok := ParseReset(text); ok && d < 0 {
+			t.Fatalf("ParseReset(%q) = %v", text, d)
+		}
+		if tm, ok := ParseEpoch(text); ok && tm.Before(time.Unix(1e9, 0)) {
+			t.Fatalf("ParseEpoch(%q) = %v", text, tm)
+		}
+		switch s := ScopeFromText(text); s {
+		case chain.ScopeNone, chain.ScopeMinute, chain.ScopeDay:
+		default:
+			t.Fatalf("ScopeFromText(%q) = %q", text, s)
+		}
+		q := QuotaFromHeaders(headerOf(headers))
+		if q.Remaining < -1 || q.Reset < 0 {
+			t.Fatalf("QuotaFromHeaders(%q) = %+v", headers, q)
+		}
+	})
+}
+
+// FuzzScrub: no secret of realistic shape survives Scrub or Redact, in
+// any formatting of the error.
+func FuzzScrub(f *testing.F) {
+	for _, s := range fixtureSeeds(f) {
+		f.Add(s[2], "gsk_TEST_secret_key_0123456789")
+	}
+	f.Add(`Get "https://api.example/v1?key=AIzaSECRETSECRET&alt=sse": dial tcp: refused`, "AIzaSECRETSECRET")
+	f.Add("Authorization: Bearer sk-or-v1-abcdef0123456789 rejected", "sk-or-v1-abcdef0123456789")
+	f.Add("https://api.telegram.org/bot123456:ABCDEF-secret/sendMessage: 502", "123456:ABCDEF-secret")
+	f.Fuzz(func(t *testing.T, text, secret string) {
+		if len(secret) < 8 || strings.ContainsAny(secret, "[]") {
+			t.Skip() // keys are long; "[redacted]" itself may contain a short one
+		}
+		in := text + " " + secret + " " + strings.ReplaceAll(text, "e", secret)
+		if out := Scrub(in, secret); strings.Contains(out, secret) {
+			t.Fatalf("Scrub kept the secret: %q", out)
+		}
+		err := Redact(fmt.Errorf("call: %w", errors.New(in)), secret)
+		for _, s := range []string{err.Error(), fmt.Sprintf("%v|%+v|%#v|%s|%q", err, err, err, err, err)} {
+			if strings.Contains(s, secret) {
+				t.Fatalf("Redact kept the secret: %q", s)
+			}
+		}
+		if !errors.Is(err, err) {
+			t.Fatal("Redact broke errors.Is")
+		}
+	})
+}
