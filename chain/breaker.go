@@ -170,8 +170,10 @@ func (b *Breaker) Record(s BreakerSettings, now time.Time, failure bool) *Transi
 	}
 	b.Events = append(b.Events, BreakerEvent{At: now, Fail: failure})
 	b.prune(s, now)
+	// Only a failure can open the circuit: a success never makes a
+	// provider look worse, even when it completes MinSamples.
 	fails, total := b.counts()
-	if total < s.MinSamples || float64(fails) < s.FailureRate*float64(total) {
+	if !failure || total < s.MinSamples || float64(fails) < s.FailureRate*float64(total) {
 		return nil
 	}
 	b.OpenedAt = now

@@ -331,3 +331,17 @@ func TestBreakerSettingsDefaults(t *testing.T) {
 		t.Fatalf("max cooldown below cooldown: %+v", got)
 	}
 }
+
+func TestBreakerNeverOpensOnASuccess(t *testing.T) {
+	s := BreakerSettings{Window: 10 * time.Minute, MinSamples: 4, FailureRate: 0.5, Cooldown: time.Minute}
+	var b Breaker
+	t0 := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	for i, fail := range []bool{false, true, true, false} {
+		if tr := b.Record(s, t0.Add(time.Duration(i)*time.Second), fail); tr != nil {
+			t.Fatalf("call %d (fail=%v) moved the breaker %s→%s", i, fail, tr.From, tr.To)
+		}
+	}
+	if tr := b.Record(s, t0.Add(5*time.Second), true); tr == nil || tr.To != BreakerOpen {
+		t.Fatalf("3 of 5 failed: want open, got %+v", tr)
+	}
+}

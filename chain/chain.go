@@ -284,21 +284,11 @@ func (w *walk) link(ctx context.Context, l *Link) (done bool, err error) {
 		return false, nil
 	}
 	now := c.Clock.Now()
-	st, err := c.Store.ProviderState(ctx, l.Name)
-	if err != nil {
-		return false, fmt.Errorf("provider state %s: %w", l.Name, err)
-	}
-	if now.Before(st.ExhaustedUntil) {
-		w.skip(ctx, l, SkipExhausted, st.ExhaustedUntil, fmt.Sprintf("exhausted until %s (%s)", st.ExhaustedUntil.UTC().Format(time.RFC3339), st.ExhaustedReason))
-		return false, nil
-	}
-	allowed, until, err := w.allow(ctx, l, now)
-	if err != nil {
+	if no, err := w.admit(ctx, l, now); err != nil || no != nil {
+		if no != nil {
+			w.skip(ctx, l, no.reason, no.until, no.why)
+		}
 		return false, err
-	}
-	if !allowed {
-		w.skip(ctx, l, SkipCircuitOpen, until, "circuit open")
-		return false, nil
 	}
 
 	retries := 0
@@ -307,18 +297,12 @@ func (w *walk) link(ctx context.Context, l *Link) (done bool, err error) {
 		if ctx.Err() != nil || !now.Before(w.deadline) {
 			return false, nil
 		}
-		var resID int64
-		if l.DailyCap > 0 {
-			id, used, ok, err := c.Store.ReserveCap(ctx, l.Name, l.CapReset.DayStart(now), l.DailyCap, now)
-			if err != nil {
-				return false, fmt.Errorf("reserve cap %s: %w", l.Name, err)
+		resID, no, err := w.reserve(ctx, l, now, l.DailyCap)
+		if err != nil || no != nil {
+			if no != nil {
+				w.skip(ctx, l, no.reason, no.until, no.why)
 			}
-			if !ok {
-				w.skip(ctx, l, SkipCap, l.CapReset.Next(now), fmt.Sprintf("daily cap %d reached", l.DailyCap))
-				return false, nil
-			}
-			_ = used
-			resID = id
+			return false, err
 		}
 		prompt, err := c.Prompt(l.Family, w.job)
 		if err != nil {
@@ -502,20 +486,60 @@ func (w *walk) settle(ctx context.Context, id int64, sent bool, tokens int) {
 	}
 }
 
-// allow asks the breaker whether the link may be called now.
-func (w *walk) allow(ctx context.Context, l *Link, now time.Time) (ok bool, until time.Time, err error) {
-	err = w.c.Store.UpdateProviderState(ctx, l.Name, func(st *ProviderState) []Transition {
-		var tr *Transition
-		ok, tr = st.Breaker.Allow(w.c.Breaker, now)
+// refusal is why a link is not called now: a skip reason, until when, and
+// the words for the job's story.
+type refusal struct {
+	reason string
+	until  time.Time
+	why    string
+}
+
+// admit decides, in one state transaction, whether l may be called now: not
+// while it is known exhausted, and only when its breaker lets a call
+// through (an open circuit past its cooldown lets one probe through and
+// moves to half-open, a recorded transition).
+func (w *walk) admit(ctx context.Context, l *Link, now time.Time) (*refusal, error) {
+	var no *refusal
+	err := w.c.Store.UpdateProviderState(ctx, l.Name, func(st *ProviderState) []Transition {
+		no = nil
+		if now.Before(st.ExhaustedUntil) {
+			no = &refusal{SkipExhausted, st.ExhaustedUntil,
+				fmt.Sprintf("exhausted until %s (%s)", st.ExhaustedUntil.UTC().Format(time.RFC3339), st.ExhaustedReason)}
+			return nil
+		}
+		ok, tr := st.Breaker.Allow(w.c.Breaker, now)
 		if !ok {
-			until = st.Breaker.Until(w.c.Breaker)
+			until := st.Breaker.Until(w.c.Breaker)
+			no = &refusal{SkipCircuitOpen, until, fmt.Sprintf("circuit open until %s", until.UTC().Format(time.RFC3339))}
 		}
 		return transitions(l.Name, tr)
 	})
 	if err != nil {
-		return false, time.Time{}, fmt.Errorf("circuit state %s: %w", l.Name, err)
+		return nil, fmt.Errorf("provider state %s: %w", l.Name, err)
 	}
-	return ok, until, nil
+	return no, nil
+}
+
+// reserve takes one request of l's daily cap for the cap day of now, with
+// limit as the ceiling (the link's daily_cap, or less for a shadow call).
+// It returns the reservation to settle (0 when l has no cap).
+func (w *walk) reserve(ctx context.Context, l *Link, now time.Time, limit int) (int64, *refusal, error) {
+	if l.DailyCap <= 0 {
+		return 0, nil, nil
+	}
+	next := l.CapReset.Next(now)
+	no := &refusal{SkipCap, next, fmt.Sprintf("daily cap %d reached until %s", l.DailyCap, next.UTC().Format(time.RFC3339))}
+	if limit <= 0 {
+		return 0, no, nil
+	}
+	id, _, ok, err := w.c.Store.ReserveCap(ctx, l.Name, l.CapReset.DayStart(now), limit, now)
+	if err != nil {
+		return 0, nil, fmt.Errorf("reserve cap %s: %w", l.Name, err)
+	}
+	if !ok {
+		return 0, no, nil
+	}
+	return id, nil, nil
 }
 
 func transitions(provider string, trs ...*Transition) []Transition {

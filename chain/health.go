@@ -92,32 +92,19 @@ func (c *Chain) healthLink(ctx context.Context, l *Link, id string, prompt Healt
 		h.Status, h.Skip, h.Until, h.Detail = status, reason, until, why
 		return h, nil
 	}
-	st, err := c.Store.ProviderState(ctx, l.Name)
-	if err != nil {
-		return h, fmt.Errorf("provider state %s: %w", l.Name, err)
-	}
-	if now.Before(st.ExhaustedUntil) {
-		return skip(SkipExhausted, st.ExhaustedUntil, HealthExhausted,
-			fmt.Sprintf("exhausted until %s (%s); not called", st.ExhaustedUntil.UTC().Format(time.RFC3339), st.ExhaustedReason))
-	}
-	ok, until, err := w.allow(ctx, l, now)
+	status := map[string]string{SkipExhausted: HealthExhausted, SkipCircuitOpen: HealthCircuit, SkipCap: HealthCapped}
+	no, err := w.admit(ctx, l, now)
 	if err != nil {
 		return h, err
 	}
-	if !ok {
-		return skip(SkipCircuitOpen, until, HealthCircuit, fmt.Sprintf("circuit open until %s; not called", until.UTC().Format(time.RFC3339)))
-	}
 	var resID int64
-	if l.DailyCap > 0 {
-		rid, _, ok, err := c.Store.ReserveCap(ctx, l.Name, l.CapReset.DayStart(now), l.DailyCap, now)
-		if err != nil {
-			return h, fmt.Errorf("reserve cap %s: %w", l.Name, err)
+	if no == nil {
+		if resID, no, err = w.reserve(ctx, l, now, l.DailyCap); err != nil {
+			return h, err
 		}
-		if !ok {
-			next := l.CapReset.Next(now)
-			return skip(SkipCap, next, HealthCapped, fmt.Sprintf("daily cap %d reached until %s; not called", l.DailyCap, next.UTC().Format(time.RFC3339)))
-		}
-		resID = rid
+	}
+	if no != nil {
+		return skip(no.reason, no.until, status[no.reason], no.why+"; not called")
 	}
 	p := prompt(l.Family)
 	attempt, err := c.Store.NextAttempt(ctx, id)

@@ -1,0 +1,514 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+// VirtualClock is a chain.Clock whose time only moves when someone sleeps
+// on it: Sleep advances it at once and never blocks. It is what makes a
+// simulated year finish in seconds. The zero value starts at the zero time;
+// it is safe for concurrent use (but concurrent sleepers each advance it).
+type VirtualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+var _ chain.Clock = (*VirtualClock)(nil)
+
+// NewVirtualClock returns a clock reading start.
+func NewVirtualClock(start time.Time) *VirtualClock { return &VirtualClock{now: start} }
+
+// Now returns the virtual time.
+func (c *VirtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Sleep advances the clock by d (nothing for d ≤ 0) unless ctx is done.
+func (c *VirtualClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.Advance(d)
+	return nil
+}
+
+// Advance moves the clock forward by d (never backward).
+func (c *VirtualClock) Advance(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Set moves the clock to t when t is later than its time.
+func (c *VirtualClock) Set(t time.Time) {
+	c.mu.Lock()
+	if t.After(c.now) {
+		c.now = t
+	}
+	c.mu.Unlock()
+}
+
+// InProc is a simulated provider that runs in the process: a chain.Provider
+// that needs no socket and no real time. Each request draws a fault — from
+// Profile.Script, then Profile.Rates (exactly as a loopback Server does),
+// then from its fault model when it has one — and answers the way the real
+// adapter would report that fault from the real provider: the same
+// *chain.ProviderError fields (status, outcome, Retry-After, reset time,
+// quota scope, quota headers) and, for answers, text from the same article
+// generator as the loopback servers, which the real quality gate then
+// judges. Latency is spent by sleeping on Clock (advancing a VirtualClock).
+// Name, Flavor and Clock are required. An InProc is safe for concurrent use.
+type InProc struct {
+	Name     string
+	Flavor   Flavor
+	Model    string // model name reported; "" = the flavor's default
+	Clock    chain.Clock
+	Timeouts chain.Timeouts // the link's timeouts: how long a hang costs
+	JSONMode bool           // the link asks for JSON (always true for Gemini)
+	Profile  Profile        // Script, Rates, Seed, RetryAfter, Thin, as for a Server
+
+	beh   *behaviour // nil: no fault model (Profile only)
+	mu    sync.Mutex
+	n     int
+	perJ  map[string]int
+	vars  map[Fault]int
+	burst time.Time // end of the current per-minute 429 burst
+	qDay  time.Time // start of the provider day the quota counts
+	qUsed int
+}
+
+var _ chain.Provider = (*InProc)(nil)
+
+// behaviour is the fault model of one provider inside a World.
+type behaviour struct {
+	m       ProviderModel
+	seed    uint64
+	outages []window // sorted by start, own and group outages merged
+	reset   reset
+	busy    func(time.Time) bool
+	factor  float64
+}
+
+// draw is what one request drew.
+type draw struct {
+	fault    Fault
+	retry    time.Duration // per-minute 429: the advertised wait
+	resetAt  time.Time     // daily 429: the provider's reset
+	quota    chain.QuotaHint
+	latency  time.Duration
+	firstTok time.Duration
+	turn     turn
+}
+
+func (p *InProc) model() string {
+	if p.Model != "" {
+		return p.Model
+	}
+	return p.Flavor.DefaultModel()
+}
+
+// Generate answers one request; see InProc.
+func (p *InProc) Generate(ctx context.Context, req chain.Request) (chain.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return chain.Response{}, &chain.ProviderError{Provider: p.Name, Outcome: chain.OutcomeTimeoutTotal, Message: "job deadline reached", Cause: err, Quota: chain.QuotaHint{Remaining: -1}}
+	}
+	d := p.draw(req)
+	return p.render(ctx, d, req)
+}
+
+// draw assigns the request's fault under the lock.
+func (p *InProc) draw(req chain.Request) draw {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.vars == nil {
+		p.vars, p.perJ = map[Fault]int{}, map[string]int{}
+	}
+	p.n++
+	n := p.n
+	now := p.Clock.Now()
+	prof := p.Profile
+	d := draw{fault: FaultNone, quota: chain.QuotaHint{Remaining: -1}}
+	scripted := false
+	if n <= len(prof.Script) {
+		d.fault, scripted = prof.Script[n-1], true
+	} else if len(prof.Rates) > 0 {
+		// The same draw as Server.draw, so that a Profile means the same here.
+		pick := rand.New(rand.NewPCG(uint64(prof.Seed)^0x5eed5eed5eed5eed, uint64(n))).Float64()
+		keys := make([]string, 0, len(prof.Rates))
+		for f := range prof.Rates {
+			keys = append(keys, string(f))
+		}
+		sort.Strings(keys)
+		acc := 0.0
+		for _, k := range keys {
+			acc += prof.Rates[Fault(k)]
+			if pick < acc {
+				d.fault, scripted = Fault(k), true
+				break
+			}
+		}
+	}
+	textN := n
+	if b := p.beh; b != nil {
+		// Draws depend on the job and the how-many-th call of it this is, not
+		// on the provider's total count: every scenario meets the same
+		// answer for the same job (common random numbers).
+		p.perJ[req.JobID]++
+		k := p.perJ[req.JobID]
+		rng := rand.New(rand.NewPCG(b.seed^hash64("call/"+p.Name), hash64(req.JobID)+uint64(k)))
+		// The text seed does not depend on the provider either: providers
+		// differ by their quality model (thin, length, bad answers), and
+		// equal texts let the simulator score each distinct answer once.
+		textSeed := int64(rand.New(rand.NewPCG(b.seed^hash64("text"), hash64(req.JobID)+uint64(k))).Uint64() >> 1)
+		if prof.Seed == 0 {
+			prof.Seed, textN = textSeed, k
+		}
+		if !scripted {
+			d = p.modelDraw(b, rng, now, d)
+			if p.Flavor != FlavorGroq && p.Flavor != FlavorCerebras {
+				d.quota = chain.QuotaHint{Remaining: -1} // only these two send daily headers
+			}
+		}
+		d.latency, d.firstTok = b.latency(rng, d.fault)
+		prof.Thin = prof.Thin || b.m.Quality.Thin
+	}
+	v := p.vars[d.fault]
+	p.vars[d.fault] = v + 1
+	d.turn = turn{n: textN, fault: d.fault, prof: prof, rng: rand.New(rand.NewPCG(uint64(prof.Seed), uint64(textN))), variant: v}
+	if p.beh == nil {
+		d.quota = p.serverQuota(n, d.fault, now)
+	}
+	return d
+}
+
+// modelDraw draws a fault from the fault model at now.
+func (p *InProc) modelDraw(b *behaviour, rng *rand.Rand, now time.Time, d draw) draw {
+	if w, ok := b.outageAt(now); ok {
+		d.fault = w.fault
+		return d
+	}
+	rl := b.m.RateLimit
+	day := b.reset.dayStart(now)
+	if !day.Equal(p.qDay) {
+		p.qDay, p.qUsed = day, 0
+	}
+	quota := rl.DailyQuota
+	if rl.BusyDayQuota > 0 && b.busy(day) {
+		quota = rl.BusyDayQuota
+	}
+	next := b.reset.next(now)
+	if quota > 0 {
+		d.quota = chain.QuotaHint{Remaining: max(0, quota-p.qUsed), Reset: next.Sub(now)}
+		if p.qUsed >= quota {
+			d.fault, d.resetAt = FaultRateDay, next
+			return d
+		}
+	}
+	if now.Before(p.burst) {
+		d.fault, d.retry = FaultRateMinute, p.burst.Sub(now)
+		return d
+	}
+	pm := rl.PerMinute
+	if v, ok := rl.ByHour[strconv.Itoa(now.UTC().Hour())]; ok {
+		pm = v
+	}
+	if b.busy(day) {
+		pm = math.Min(1, pm*b.factor)
+	}
+	if rng.Float64() < pm {
+		mean := rl.Burst
+		if mean <= 0 {
+			mean = 20 * time.Second
+		}
+		length := max(time.Second, time.Duration(rng.ExpFloat64()*float64(mean)))
+		p.burst = now.Add(length)
+		d.fault, d.retry = FaultRateMinute, length
+		return d
+	}
+	e := b.m.Errors
+	u := rng.Float64()
+	switch {
+	case u < e.ServerError:
+		d.fault = FaultServerError
+	case u < e.ServerError+e.Unavailable:
+		d.fault = FaultUnavailable
+	case u < e.ServerError+e.Unavailable+e.Timeout:
+		d.fault = FaultHang
+	case u < e.ServerError+e.Unavailable+e.Timeout+e.StreamCut:
+		d.fault = FaultStreamCut
+	default:
+		q := b.m.Quality
+		u = rng.Float64()
+		switch {
+		case u < q.LowQuality:
+			d.fault = FaultLowQuality
+		case u < q.LowQuality+q.MetaPhrase:
+			d.fault = FaultMetaPhrase
+		case u < q.LowQuality+q.MetaPhrase+q.BadJSON:
+			d.fault = FaultBadJSON
+		case u < q.LowQuality+q.MetaPhrase+q.BadJSON+q.Truncate:
+			d.fault = FaultTruncate
+		}
+	}
+	if d.fault != FaultServerError && d.fault != FaultUnavailable && d.fault != FaultHang {
+		p.qUsed++ // an answered request counts against the day's quota
+		if quota > 0 {
+			d.quota.Remaining = max(0, quota-p.qUsed)
+		}
+	}
+	return d
+}
+
+// serverQuota is the daily allowance a loopback Server's headers report
+// (Groq x-ratelimit-remaining-requests, Cerebras ...-requests-day).
+func (p *InProc) serverQuota(n int, f Fault, now time.Time) chain.QuotaHint {
+	switch p.Flavor {
+	case FlavorGroq:
+		rem := max(0, groqRequestsPerDay-n)
+		return chain.QuotaHint{Remaining: rem, Reset: time.Duration(float64(24*time.Hour) * float64(groqRequestsPerDay-rem) / groqRequestsPerDay).Round(10 * time.Millisecond)}
+	case FlavorCerebras:
+		rem := max(0, cerebrasRequestsPerDay-n)
+		if f == FaultRateDay {
+			rem = 0
+		}
+		return chain.QuotaHint{Remaining: rem, Reset: nextUTCMidnight(now).Sub(now).Round(10 * time.Millisecond)}
+	}
+	return chain.QuotaHint{Remaining: -1}
+}
+
+// latency draws the time a call takes.
+func (b *behaviour) latency(rng *rand.Rand, f Fault) (total, first time.Duration) {
+	l := b.m.Latency
+	switch f {
+	case FaultNone, FaultLowQuality, FaultMetaPhrase, FaultBadJSON, FaultTruncate, FaultStreamCut, FaultSlowFirstToken:
+		med := l.Median
+		if med <= 0 {
+			med = 12 * time.Second
+		}
+		p95 := l.P95
+		if p95 <= med {
+			p95 = med * 5 / 2
+		}
+		total = lognormal(rng, med, p95)
+		share := l.FirstToken
+		if share <= 0 {
+			share = 0.15
+		}
+		return total, time.Duration(float64(total) * share)
+	}
+	if l.Error > 0 {
+		return l.Error, 0
+	}
+	return 300 * time.Millisecond, 0
+}
+
+func (b *behaviour) outageAt(t time.Time) (window, bool) {
+	i := sort.Search(len(b.outages), func(i int) bool { return b.outages[i].to.After(t) })
+	for ; i < len(b.outages) && !b.outages[i].from.After(t); i++ {
+		if t.Before(b.outages[i].to) {
+			return b.outages[i], true
+		}
+	}
+	return window{}, false
+}
+
+// fail builds the adapter's error for an error fault.
+func (p *InProc) fail(d draw, now time.Time) *chain.ProviderError {
+	pe := &chain.ProviderError{Provider: p.Name, Quota: d.quota}
+	ra := d.retry
+	if ra <= 0 {
+		ra = d.turn.prof.retryAfter()
+	}
+	switch d.fault {
+	case FaultRateMinute:
+		pe.Status, pe.Outcome = 429, chain.OutcomeRateLimited
+		switch p.Flavor {
+		case FlavorGemini:
+			pe.Scope, pe.RetryAfter = chain.ScopeMinute, ra
+			pe.Message = "Quota exceeded for metric: generate_content_free_tier_input_token_count (GenerateContentInputTokensPerModelPerMinute-FreeTier). Please retry in " + seconds(ra) + "."
+		case FlavorGroq:
+			pe.Scope, pe.RetryAfter = chain.ScopeMinute, max(ra, ceilDur(ra))
+			pe.Message = "Rate limit reached on tokens per minute (TPM). Please try again in " + groqDuration(ra) + "."
+		case FlavorCerebras:
+			pe.Scope, pe.RetryAfter = chain.ScopeMinute, ceilDur(ra)
+			pe.Message = "Requests per minute limit exceeded - too many requests sent."
+		default:
+			pe.ResetAt = now.Add(ra).Truncate(time.Millisecond).UTC()
+			pe.Message = "Rate limit exceeded: free-models-per-min."
+		}
+	case FaultRateDay:
+		pe.Status, pe.Outcome, pe.Scope = 429, chain.OutcomeQuotaExhausted, chain.ScopeDay
+		switch p.Flavor {
+		case FlavorGemini:
+			// Gemini's daily 429 names a short, misleading retry delay.
+			pe.RetryAfter = 23472316927 * time.Nanosecond
+			pe.Message = "Quota exceeded for metric: generate_content_free_tier_requests (GenerateRequestsPerDayPerProjectPerModel-FreeTier). Please retry in 23.472316927s."
+		case FlavorGroq:
+			pe.RetryAfter = 593 * time.Second
+			if !d.resetAt.IsZero() {
+				pe.RetryAfter = d.resetAt.Sub(now).Round(time.Millisecond)
+			}
+			pe.Message = "Rate limit reached on tokens per day (TPD). Please try again in " + groqDuration(pe.RetryAfter) + "."
+		case FlavorCerebras:
+			pe.RetryAfter = 86399 * time.Second
+			if !d.resetAt.IsZero() {
+				pe.RetryAfter = ceilDur(d.resetAt.Sub(now))
+			}
+			pe.Quota = chain.QuotaHint{Remaining: 0, Reset: pe.RetryAfter}
+			pe.Message = "Tokens per day limit exceeded - too many tokens processed."
+		default:
+			pe.ResetAt = nextUTCMidnight(now)
+			if !d.resetAt.IsZero() {
+				pe.ResetAt = d.resetAt
+			}
+			pe.Message = "Rate limit exceeded: free-models-per-day."
+		}
+	case FaultUnavailable:
+		pe.Status, pe.Outcome, pe.Message = 503, chain.OutcomeServerError, "the model is overloaded"
+	case FaultServerError:
+		pe.Status, pe.Outcome, pe.Message = 500, chain.OutcomeServerError, "internal server error"
+	case FaultUnauthorized:
+		pe.Status, pe.Outcome, pe.Message = 401, chain.OutcomeAuthError, "invalid authentication credentials"
+	case FaultInvalidKey:
+		pe.Status, pe.Outcome, pe.Message = 401, chain.OutcomeAuthError, "invalid api key"
+		if p.Flavor == FlavorGemini {
+			pe.Status, pe.Message = 400, "API key not valid. Please pass a valid API key."
+		}
+	case FaultForbidden:
+		pe.Status, pe.Outcome, pe.Message = 403, chain.OutcomeAuthError, "permission denied"
+	case FaultBlocked:
+		pe.Status, pe.Outcome, pe.Message = 400, chain.OutcomeBadRequest, "request blocked by the content policy"
+	}
+	return pe
+}
+
+// hang is what a request that never answers costs: the link's first-token
+// timeout on a stream, else its total timeout, else the job deadline.
+func (p *InProc) hang(ctx context.Context, stream bool) *chain.ProviderError {
+	pe := &chain.ProviderError{Provider: p.Name, Quota: chain.QuotaHint{Remaining: -1}}
+	switch {
+	case stream && p.Timeouts.FirstToken > 0:
+		_ = p.Clock.Sleep(ctx, p.Timeouts.FirstToken)
+		pe.Outcome, pe.Message = chain.OutcomeTimeoutFirstToken, "no first token within "+p.Timeouts.FirstToken.String()
+	case p.Timeouts.Total > 0:
+		_ = p.Clock.Sleep(ctx, p.Timeouts.Total)
+		pe.Outcome, pe.Message = chain.OutcomeTimeoutTotal, "no answer within "+p.Timeouts.Total.String()
+	default:
+		_ = p.Clock.Sleep(ctx, 15*time.Minute)
+		pe.Outcome, pe.Message = chain.OutcomeTimeoutTotal, "job deadline reached"
+	}
+	return pe
+}
+
+// render turns a draw into the adapter's answer or error.
+func (p *InProc) render(ctx context.Context, d draw, req chain.Request) (chain.Response, error) {
+	now := p.Clock.Now()
+	switch d.fault {
+	case FaultHang:
+		return chain.Response{}, p.hang(ctx, req.Stream)
+	case FaultRateMinute, FaultRateDay, FaultUnavailable, FaultServerError,
+		FaultUnauthorized, FaultInvalidKey, FaultForbidden:
+		_ = p.Clock.Sleep(ctx, d.latency)
+		return chain.Response{}, p.fail(d, now)
+	case FaultBlocked:
+		if p.Flavor != FlavorGemini {
+			_ = p.Clock.Sleep(ctx, d.latency)
+			return chain.Response{}, p.fail(d, now)
+		}
+	}
+	user := req.Prompt
+	if p.beh != nil && p.beh.m.Quality.Length > 0 && p.beh.m.Quality.Length != 1 {
+		user = scaleTarget(user, p.beh.m.Quality.Length)
+	}
+	c := call{model: p.model(), stream: req.Stream, jsonMode: p.JSONMode || p.Flavor == FlavorGemini,
+		maxTokens: req.MaxTokens, user: user, system: req.System}
+	if p.Flavor == FlavorGemini {
+		c.op = opGenerate
+		if req.Stream {
+			c.op = opStreamGenerate
+		}
+	} else {
+		c.op = opChat
+	}
+	a := (&Server{flavor: p.Flavor}).compose(d.turn, c)
+	first := d.firstTok + a.slow
+	if a.slow > 0 && p.Timeouts.FirstToken > 0 && first > p.Timeouts.FirstToken {
+		_ = p.Clock.Sleep(ctx, p.Timeouts.FirstToken)
+		return chain.Response{}, &chain.ProviderError{Provider: p.Name, Status: 200, Outcome: chain.OutcomeTimeoutFirstToken,
+			Message: "no first token within " + p.Timeouts.FirstToken.String(), Quota: d.quota}
+	}
+	total := d.latency + a.slow
+	if p.Timeouts.Total > 0 && total > p.Timeouts.Total {
+		_ = p.Clock.Sleep(ctx, p.Timeouts.Total)
+		return chain.Response{}, &chain.ProviderError{Provider: p.Name, Status: 200, Outcome: chain.OutcomeTimeoutTotal,
+			Message: "no complete answer within " + p.Timeouts.Total.String(), FirstToken: first, Quota: d.quota}
+	}
+	if a.cut || a.errorChunk {
+		cut := total * 2 / 5
+		_ = p.Clock.Sleep(ctx, cut)
+		r := []rune(a.text)
+		partial := string(r[:len(r)*2/5])
+		if a.errorChunk {
+			partial = a.text
+		}
+		msg := "stream ended without its end event"
+		if a.errorChunk {
+			msg = "error chunk in the stream: Provider disconnected unexpectedly"
+		}
+		return chain.Response{}, &chain.ProviderError{Provider: p.Name, Status: 200, Outcome: chain.OutcomeStreamBroken,
+			Message: msg, Partial: partial, FirstToken: first, Quota: d.quota}
+	}
+	_ = p.Clock.Sleep(ctx, total)
+	if a.finish == finishSafety {
+		return chain.Response{}, &chain.ProviderError{Provider: p.Name, Status: 200, Outcome: chain.OutcomeBlocked,
+			Message: "answer blocked: finish reason SAFETY", FirstToken: first, Quota: d.quota}
+	}
+	resp := chain.Response{
+		Text: a.text, Model: c.model, HTTPStatus: 200, FirstToken: first, Quota: d.quota,
+		InputTokens: a.in, OutputTokens: a.out, Truncated: a.finish == finishLength,
+	}
+	if p.Flavor == FlavorGemini {
+		resp.OutputTokens += a.thoughtTokens
+		resp.FinishReason = finishGemini(a.finish)
+	} else {
+		resp.FinishReason = finishOpenAI(a.finish)
+	}
+	return resp, nil
+}
+
+// scaleTarget rewrites the prompt's "Target words: N" line to N·share: the
+// simulated model aims at a different length than it was asked for.
+func scaleTarget(prompt string, share float64) string {
+	lines := strings.Split(prompt, "\n")
+	for i, l := range lines {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(l), "Target words:")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Fields(rest + " x")[0])
+		if err != nil {
+			continue
+		}
+		lines[i] = "Target words: " + strconv.Itoa(int(math.Round(float64(n)*share)))
+		break
+	}
+	return strings.Join(lines, "\n")
+}
+
+func ceilDur(d time.Duration) time.Duration {
+	return time.Duration(max(1, int64(math.Ceil(d.Seconds())))) * time.Second
+}

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/robfig/cron/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/contentpipe/contentpipe/adapters/sim"
+	"github.com/contentpipe/contentpipe/chain"
+	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/data"
+	"github.com/contentpipe/contentpipe/telemetry"
+)
+
+func init() { register((*app).simulateCmd) }
+
+// simulateOptions are the flags of `simulate`.
+type simulateOptions struct {
+	faults      string
+	days        int
+	seed        uint64
+	seedSet     bool
+	postsPerDay int
+	format      string
+	db          string
+	advise      bool
+	history     string
+	scenarios   []string
+}
+
+func (a *app) simulateCmd() *cobra.Command {
+	var o simulateOptions
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "What-if: the configured chain and its baselines under a fault model, in virtual time",
+		Long: `simulate drives the real chain code (policy, deadline, caps, exhaustion, circuit
+breaker, quality gate) against in-process simulated providers on a virtual clock, for
+--days days of --posts-per-day jobs at the config's schedule.run times, and prints one table:
+the configured chain and, in the same run, three baselines — the first link alone, the same
+links in cost order, and naive retry (immediate retries, no waits, no quota or breaker memory).
+Every figure is read back with SQL from the simulated calls and jobs tables.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.seedSet = cmd.Flags().Changed("seed")
+			return a.simulate(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.faults, "faults", "", "fault model YAML (see data/faults/field-notes.yaml); required unless --history")
+	f.IntVar(&o.days, "days", 365, "simulated days")
+	f.Uint64Var(&o.seed, "seed", 0, "world seed (default: the fault file's seed)")
+	f.IntVar(&o.postsPerDay, "posts-per-day", 6, "jobs due per day")
+	f.StringVar(&o.format, "format", "table", "output: table or json")
+	f.StringVar(&o.db, "db", "", "keep the scenario databases in this directory (default: a temporary one, removed)")
+	f.BoolVar(&o.advise, "advise", false, "also estimate pairwise failure correlation from the calls history and advise on the order")
+	f.StringVar(&o.history, "history", "", "with --advise: read the history from this database (e.g. the real data/pipeline.db) instead of simulating")
+	f.StringSliceVar(&o.scenarios, "scenarios", nil, "run only these scenarios (chain, single, cost-order, naive); default all")
+	return cmd
+}
+
+func (a *app) simulate(ctx context.Context, o simulateOptions) error {
+	if o.format != "table" && o.format != "json" {
+		return exitWith(exitConfig, fmt.Errorf("--format %q: want table or json", o.format))
+	}
+	cfg, err := config.LoadForReading(a.configPath, a.getenv)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	// simulate calls no real provider: the wire clients built as templates
+	// only need a non-empty key.
+	for _, links := range [][]config.Link{cfg.Chain, cfg.Candidates} {
+		for i := range links {
+			if links[i].APIKey == "" {
+				links[i].APIKey = "simulate-placeholder-not-a-key"
+			}
+		}
+	}
+	order := make([]string, len(cfg.Chain))
+	for i, l := range cfg.Chain {
+		order[i] = l.Name
+	}
+	if o.history != "" {
+		if !o.advise {
+			return exitWith(exitConfig, errors.New("--history needs --advise"))
+		}
+		return a.adviseFromHistory(ctx, o, order)
+	}
+	if o.faults == "" {
+		return exitWith(exitConfig, errors.New("--faults FILE is required (see data/faults/field-notes.yaml)"))
+	}
+	if o.days < 1 || o.postsPerDay < 1 {
+		return exitWith(exitConfig, errors.New("--days and --posts-per-day must be at least 1"))
+	}
+	model, err := loadFaults(o.faults)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	seed := model.Seed
+	if o.seedSet {
+		seed = o.seed
+	}
+	world, err := sim.NewWorld(model, seed, o.days)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	tpl, err := buildChain(ctx, cfg, nil)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	specs := map[string]sim.LinkSpec{}
+	for _, l := range cfg.Chain {
+		if _, ok := model.Providers[l.Name]; !ok {
+			return exitWith(exitConfig, fmt.Errorf("%s: no provider %q: every chain link of %s needs an entry under providers:", o.faults, l.Name, a.configPath))
+		}
+		specs[l.Name] = sim.LinkSpec{Kind: l.Kind, Model: l.Model, Timeouts: chain.Timeouts(l.Timeouts),
+			JSONMode: l.JSONMode != "", RPM: l.RPM, TPM: l.TPM}
+	}
+	runs, err := runTimes(cfg.Schedule.Run, world.Start())
+	if err != nil {
+		return exitWith(exitConfig, fmt.Errorf("schedule.run: %w", err))
+	}
+	topics, err := config.LoadTopics(cfg.Topics)
+	if err != nil {
+		a.log.Info("simulate: topics file not usable, using the demo topics", "topics", cfg.Topics, "reason", err)
+		if topics, err = config.ParseTopics("data/demo-topics.yaml", data.DemoTopics); err != nil {
+			return err
+		}
+	}
+	dir := o.db
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "contentpipe-simulate-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return exitWith(exitConfig, fmt.Errorf("--db %s: %w", dir, err))
+	}
+	for _, name := range sim.ScenarioNames() {
+		// A kept directory from an earlier run: start each scenario afresh.
+		for _, suf := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(filepath.Join(dir, name+".db"+suf))
+		}
+	}
+	started := time.Now()
+	rep, err := sim.Run(ctx, sim.Config{
+		Chain: tpl, Specs: specs, World: world, PostsPerDay: o.postsPerDay, PostsPerRun: cfg.Job.PostsPerRun,
+		RunTimes: runs, Topics: jobsFor(cfg, topics, ""), Dir: dir, Scenarios: o.scenarios,
+		Open: func(path string) (sim.Store, error) { return telemetry.OpenScratch(path) },
+		Progress: func(s string, done bool) {
+			if done {
+				a.log.Info("simulate: scenario done", "scenario", s, "elapsed", time.Since(started).Round(time.Millisecond))
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	var adv *sim.Advice
+	if o.advise {
+		var obs []sim.Observation
+		for _, r := range rep.Rows {
+			s, err := telemetry.OpenReadOnly(r.DB)
+			if err != nil {
+				return err
+			}
+			rows, err := sim.Observations(func(q string, args ...any) ([]string, [][]any, error) { return s.Query(ctx, q, args...) }, r.Scenario)
+			s.Close()
+			if err != nil {
+				return err
+			}
+			obs = append(obs, rows...)
+		}
+		v := sim.Advise(obs, order, time.Hour)
+		adv = &v
+	}
+	if o.format == "json" {
+		return writeSimJSON(a.stdout, o, rep, adv)
+	}
+	writeSimTable(a.stdout, o, rep, time.Since(started))
+	if adv != nil {
+		fmt.Fprintln(a.stdout)
+		fmt.Fprint(a.stdout, adv.Text())
+	}
+	if o.db != "" {
+		fmt.Fprintf(a.stdout, "\nscenario databases kept in %s (one per scenario): contentpipe sql works on each with --config pointing database: at it\n", o.db)
+	}
+	return nil
+}
+
+// adviseFromHistory advises on the configured order from a real database.
+func (a *app) adviseFromHistory(ctx context.Context, o simulateOptions, order []string) error {
+	s, err := telemetry.OpenReadOnly(o.history)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	defer s.Close()
+	obs, err := sim.Observations(func(q string, args ...any) ([]string, [][]any, error) { return s.Query(ctx, q, args...) }, "")
+	if err != nil {
+		return err
+	}
+	adv := sim.Advise(obs, order, time.Hour)
+	if o.format == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"history": o.history, "advice": adv})
+	}
+	fmt.Fprintf(a.stdout, "history: %s (%d calls and skips)\n", o.history, len(obs))
+	fmt.Fprint(a.stdout, adv.Text())
+	return nil
+}
+
+// loadFaults reads a fault model: strict YAML (unknown keys and wrong types
+// are errors with their line), then the model's own validation, whose
+// errors are pointed at their line too.
+func loadFaults(path string) (*sim.Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("faults file: %w", err)
+	}
+	var m sim.Model
+	if err := yaml.UnmarshalWithOptions(b, &m, yaml.DisallowUnknownField()); err != nil {
+		return nil, fmt.Errorf("%s: %s", path, yaml.FormatError(err, false, true))
+	}
+	if err := m.Validate(); err != nil {
+		file, perr := parser.ParseBytes(b, 0)
+		var lines []string
+		for _, e := range unjoin(err) {
+			line := 0
+			var fe *sim.FieldError
+			if errors.As(e, &fe) && perr == nil {
+				line = lineOf(file, fe.Path)
+			}
+			if line > 0 {
+				lines = append(lines, fmt.Sprintf("%s:%d: %v", path, line, e))
+			} else {
+				lines = append(lines, fmt.Sprintf("%s: %v", path, e))
+			}
+		}
+		return nil, errors.New(strings.Join(lines, "\n"))
+	}
+	return &m, nil
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// lineOf finds the line of a dotted field path in a parsed YAML file,
+// falling back to the nearest parent that exists (0 when none does).
+func lineOf(file *ast.File, path string) int {
+	parts := strings.Split(path, ".")
+	for n := len(parts); n > 0; n-- {
+		p, err := yaml.PathString("$." + strings.Join(parts[:n], "."))
+		if err != nil {
+			continue
+		}
+		node, err := p.FilterFile(file)
+		if err == nil && node != nil && node.GetToken() != nil {
+			return node.GetToken().Position.Line
+		}
+	}
+	return 0
+}
+
+// runTimes returns the run times of one day of a cron expression as
+// offsets from UTC midnight (none when it does not run daily).
+func runTimes(expr string, day time.Time) ([]time.Duration, error) {
+	if strings.TrimSpace(expr) == "" {
+		return nil, nil
+	}
+	s, err := cron.ParseStandard(expr)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	end := day.Add(24 * time.Hour)
+	for t := s.Next(day.Add(-time.Second)); t.Before(end); t = s.Next(t) {
+		out = append(out, t.Sub(day))
+	}
+	return out, nil
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
+
+func dur(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%.1fh", d.Hours())
+	case d >= time.Minute:
+		return fmt.Sprintf("%.1fm", d.Minutes())
+	}
+	return d.Round(time.Second).String()
+}
+
+// writeSimTable prints the one table of all scenarios and the targets.
+func writeSimTable(w io.Writer, o simulateOptions, rep *sim.Report, took time.Duration) {
+	fmt.Fprintf(w, "simulate: %d days × %d posts/day from %s, seed %d, faults %s (%s)\n\n",
+		rep.Days, rep.PostsPerDay, rep.Start.Format("2006-01-02"), rep.Seed, o.faults, took.Round(10*time.Millisecond))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tsuccess\tblackout h\tblackouts\tblackout days\tcost $\twasted $\twasted\tquality\tfallback\tp50 publish\tp95 publish\tcalls\t")
+	for _, r := range rep.Rows {
+		wasted := 0.0
+		if r.CostUSD > 0 {
+			wasted = r.WastedUSD / r.CostUSD
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%d\t%.4f\t%.4f\t%s\t%.1f\t%s\t%s\t%s\t%d\t\n",
+			r.Scenario, pct(r.SuccessRate), r.BlackoutHours, r.Blackouts, r.BlackoutDays, r.CostUSD, r.WastedUSD,
+			pct(wasted), r.MeanQuality, pct(r.FallbackShare), dur(r.P50), dur(r.P95), r.Calls)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, r := range rep.Rows {
+		fmt.Fprintf(w, "  %-10s %s\n", r.Scenario, strings.Join(r.Order, " → "))
+	}
+	c, s := rep.Row(sim.ScenarioChain), rep.Row(sim.ScenarioSingle)
+	if c == nil || s == nil || s.CostUSD == 0 {
+		return
+	}
+	mark := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	costDelta := c.CostUSD/s.CostUSD - 1
+	wasteRel := c.WastedUSD / s.CostUSD
+	fmt.Fprintf(w, "\nchain vs single provider: success %s vs %s; blackout days %d vs %d; cost %+.1f%%; wasted spend %.2f%% of the single provider's cost; quality %+.1f%%\n",
+		pct(c.SuccessRate), pct(s.SuccessRate), c.BlackoutDays, s.BlackoutDays, 100*costDelta, 100*wasteRel, 100*(c.MeanQuality/s.MeanQuality-1))
+	fmt.Fprintf(w, "targets: success ≥ 99.9%% %s; 0 blackout days %s; cost ≤ +15%% %s; wasted ≤ 5%% %s\n",
+		mark(c.SuccessRate >= 0.999), mark(c.BlackoutDays == 0), mark(costDelta <= 0.15), mark(wasteRel <= 0.05))
+	fmt.Fprintf(w, "success = published on the slot day; blackout = from a job no provider answered to the next publication, counted when ≥ %s with ≥ %d unanswered passes; wasted = cost of calls whose answer was rejected or failed\n", sim.BlackoutMin, sim.BlackoutWalks)
+}
+
+func writeSimJSON(w io.Writer, o simulateOptions, rep *sim.Report, adv *sim.Advice) error {
+	out := map[string]any{"faults": o.faults, "report": rep}
+	if adv != nil {
+		out["advice"] = adv
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
