@@ -1,10 +1,9 @@
 package quality
 
 import (
-	"fmt"
-	"hash/fnv"
-	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Near-duplicate detection parameters (see the package documentation).
@@ -21,8 +20,7 @@ const (
 // para is one paragraph prepared for comparison.
 type para struct {
 	section, index int // 1-based section, 1-based paragraph in the section
-	key            string
-	shingles       []uint64 // sorted, unique
+	from, to       int // its words: analysis.words[from:to]
 }
 
 // dupFinding is a paragraph that repeats an earlier one.
@@ -32,65 +30,142 @@ type dupFinding struct {
 	exact   bool
 }
 
-func shingles(ws []string) []uint64 {
-	if len(ws) < shingleSize {
-		return nil
+// shingle identifies the shingleSize words from words[i]: their ids packed
+// when every id fits in 12 bits (exact), else a hash of the ids.
+func (an *analysis) shingle(i int, packed bool) uint64 {
+	ws := an.words[i : i+shingleSize : i+shingleSize]
+	if packed {
+		return uint64(ws[0].id) | uint64(ws[1].id)<<12 | uint64(ws[2].id)<<24 | uint64(ws[3].id)<<36 | uint64(ws[4].id)<<48
 	}
-	seen := make(map[uint64]struct{}, len(ws))
-	out := make([]uint64, 0, len(ws))
-	h := fnv.New64a()
-	for i := 0; i+shingleSize <= len(ws) && len(out) < maxShingles; i++ {
-		h.Reset()
-		for _, w := range ws[i : i+shingleSize] {
-			h.Write([]byte(w))
-			h.Write([]byte{0})
-		}
-		v := h.Sum64()
-		if _, ok := seen[v]; ok {
-			continue
-		}
-		seen[v] = struct{}{}
-		out = append(out, v)
+	h := uint64(fnvOffset)
+	for _, w := range ws {
+		h = mix(h ^ uint64(uint32(w.id)))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return h
 }
 
-// findDuplicates compares every pair of paragraphs of the article (across
-// and within sections) through an inverted index of shingles, so only pairs
-// that share a shingle are scored. Each later paragraph is reported once,
-// against the first earlier paragraph it repeats.
+// findDuplicates compares every pair of paragraphs of the sections (across
+// and within sections); see analysis.duplicates.
 func findDuplicates(secs []Section) []dupFinding {
-	var ps []para
+	an := new(analysis)
+	an.analyze(&Article{Sections: secs})
+	return an.duplicates(secs)
+}
+
+// duplicates compares every pair of paragraphs of the article (across and
+// within sections) through an inverted index of shingles, so only pairs
+// that share a shingle are scored. Each later paragraph is reported once,
+// against the first earlier paragraph it repeats. secs are the sections the
+// analysis was made of.
+func (an *analysis) duplicates(secs []Section) []dupFinding {
+	ps := an.paras[:0]
+	full := false
 	for si, s := range secs {
-		for pi, p := range paragraphs(s.Body) {
-			if len(ps) >= maxParagraphs {
-				break
+		if full {
+			break
+		}
+		b := an.bodies[si]
+		text := s.Body
+		if strings.Contains(text, "\r\n") {
+			text = strings.ReplaceAll(text, "\r\n", "\n")
+		}
+		sep := "\n"
+		if strings.Contains(text, "\n\n") {
+			sep = "\n\n"
+		}
+		w := b.from
+		pi := 0
+		for off := 0; off <= len(text); {
+			end := strings.Index(text[off:], sep)
+			if end < 0 {
+				end = len(text)
+			} else {
+				end += off
 			}
-			ws := words(p)
-			if len(ws) < minDupWords {
+			part := text[off:end]
+			off = end + len(sep)
+			lead := len(part) - len(strings.TrimLeftFunc(part, unicode.IsSpace))
+			trimmed := strings.TrimSpace(part)
+			if trimmed == "" {
 				continue
 			}
-			ps = append(ps, para{section: si + 1, index: pi + 1, key: strings.Join(ws, " "), shingles: shingles(ws)})
+			pi++
+			if len(ps) >= maxParagraphs {
+				full = true
+				break
+			}
+			lo := int32(end - len(part) + lead)
+			hi := lo + int32(len(trimmed))
+			for w < b.to && an.words[w].raw < lo {
+				w++
+			}
+			from := w
+			for w < b.to && an.words[w].raw < hi {
+				w++
+			}
+			if w-from < minDupWords {
+				continue
+			}
+			ps = append(ps, para{section: si + 1, index: pi, from: from, to: w})
 		}
 	}
-	index := map[uint64][]int{}
+	an.paras = ps
+	if len(ps) < 2 {
+		return nil
+	}
+	packed := len(an.firsts) <= 1<<12
+	// The inverted index: shingle → the paragraphs holding it, newest first,
+	// as linked lists through next (the next node) and owner (the node's
+	// paragraph). A paragraph's shingles are its first maxShingles distinct
+	// ones; a shingle whose list starts with the paragraph itself repeats
+	// within it.
+	total := 0
+	for _, p := range ps {
+		total += p.to - p.from - shingleSize + 1
+	}
+	an.tab.reset(total)
+	next, owner := an.ints[:0], an.ints2[:0]
+	shared := make([]int32, len(ps))
+	sizes := make([]int, len(ps))
+	touched := make([]int32, 0, len(ps))
 	var out []dupFinding
 	for j := range ps {
-		// Count shared shingles with every earlier paragraph.
-		shared := map[int]int{}
-		for _, sh := range ps[j].shingles {
-			for _, i := range index[sh] {
-				shared[i]++
+		pj := ps[j]
+		touched = touched[:0]
+		size := 0
+		for w := pj.from; w+shingleSize <= pj.to && size < maxShingles; w++ {
+			sh := an.shingle(w, packed)
+			slot, ok := an.tab.lookup(sh, anyValue)
+			head := int32(-1)
+			if ok {
+				head = an.tab.vals[slot]
+				if owner[head] == int32(j) {
+					continue
+				}
+				for n := head; n >= 0; n = next[n] {
+					i := owner[n]
+					if shared[i] == 0 {
+						touched = append(touched, i)
+					}
+					shared[i]++
+				}
 			}
+			size++
+			next = append(next, head)
+			owner = append(owner, int32(j))
+			an.tab.set(slot, sh, int32(len(next)-1))
 		}
+		sizes[j] = size
 		best, bestJ, bestExact := -1, 0.0, false
-		for i, inter := range shared {
-			a, b := len(ps[i].shingles), len(ps[j].shingles)
+		for _, i32 := range touched {
+			i := int(i32)
+			inter := int(shared[i])
+			shared[i] = 0
+			a, b := sizes[i], size
 			jac := float64(inter) / float64(a+b-inter)
 			small := min(a, b)
 			contain := float64(inter) / float64(small)
-			exact := ps[i].key == ps[j].key
+			exact := an.sameWords(ps[i], pj)
 			if exact || jac >= nearJaccard || (small >= minContainSet && contain >= nearContainment) {
 				if best < 0 || jac > bestJ || (jac == bestJ && i < best) {
 					best, bestJ, bestExact = i, jac, exact
@@ -98,45 +173,150 @@ func findDuplicates(secs []Section) []dupFinding {
 			}
 		}
 		if best >= 0 {
-			out = append(out, dupFinding{a: ps[best], b: ps[j], jaccard: bestJ, exact: bestExact})
-		}
-		for _, sh := range ps[j].shingles {
-			index[sh] = append(index[sh], j)
+			out = append(out, dupFinding{a: ps[best], b: pj, jaccard: bestJ, exact: bestExact})
 		}
 	}
+	an.ints, an.ints2 = next, owner
 	return out
 }
 
+// anyValue accepts any value of a hash table keyed by the full 64-bit key.
+func anyValue(int32) bool { return true }
+
+// sameWords reports whether two paragraphs have the same words.
+func (an *analysis) sameWords(a, b para) bool {
+	if a.to-a.from != b.to-b.from {
+		return false
+	}
+	for k := 0; k < a.to-a.from; k++ {
+		if an.words[a.from+k].id != an.words[b.from+k].id {
+			return false
+		}
+	}
+	return true
+}
+
 func (d dupFinding) String() string {
-	kind := fmt.Sprintf("near-duplicate J=%.2f", d.jaccard)
+	kind := "near-duplicate J=" + strconv.FormatFloat(d.jaccard, 'f', 2, 64)
 	if d.exact {
 		kind = "duplicate"
 	}
-	return fmt.Sprintf("section %d ¶%d %s of section %d ¶%d", d.b.section, d.b.index, kind, d.a.section, d.a.index)
+	return "section " + strconv.Itoa(d.b.section) + " ¶" + strconv.Itoa(d.b.index) + " " + kind +
+		" of section " + strconv.Itoa(d.a.section) + " ¶" + strconv.Itoa(d.a.index)
 }
 
-// repetition finds degenerate output: the same sentence many times, a word
-// repeated in a run, a short phrase looping, or one long n-gram recurring
-// all over the text. It returns a description of the first finding.
+// repetition finds degenerate output in a token string (see tokenize): the
+// same sentence many times, a word repeated in a run, a short phrase
+// looping, or one long n-gram recurring all over the text. It returns a
+// description of the first finding.
 func repetition(tokens string) (string, bool) {
-	// The same sentence (5+ words) three or more times.
-	counts := map[string]int{}
-	for _, s := range sentences(tokens) {
-		s = strings.Trim(strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(s, " , ", " "), " : ", " "), " ; ", " "), " ,:;")
-		if strings.Count(s, " ")+1 < 5 {
+	an := new(analysis)
+	an.text = tokens
+	an.tab.reset(strings.Count(tokens, " "))
+	for p := 0; p < len(tokens); {
+		if tokens[p] == ' ' {
+			p++
 			continue
 		}
-		counts[s]++
-		if counts[s] >= minRepeatSentence {
-			return fmt.Sprintf("sentence ×%d: %q", counts[s], clip(s, 50)), true
+		e := p + 1
+		for e < len(tokens) && tokens[e] != ' ' {
+			e++
+		}
+		if m := markCode(tokens[p:e]); m < 0 {
+			an.stream = append(an.stream, m)
+		} else {
+			w := word{off: int32(p), end: int32(e)}
+			w.id = an.intern(w)
+			an.words = append(an.words, w)
+			an.stream = append(an.stream, w.id)
+		}
+		p = e
+	}
+	return an.repetition()
+}
+
+// render joins stream tokens with spaces, as the token form writes them.
+func (an *analysis) render(ts []int32) string {
+	var b strings.Builder
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if t < 0 {
+			b.WriteByte(markChars[-t])
+		} else {
+			b.WriteString(an.word(t))
 		}
 	}
-	ws := strings.Fields(strings.Map(func(r rune) rune {
-		if strings.ContainsRune(".,!?:;", r) {
-			return ' '
+	return b.String()
+}
+
+// repetition runs the degenerate-repetition check on an.stream.
+func (an *analysis) repetition() (string, bool) {
+	// The same sentence (5+ words) three or more times. A sentence is
+	// compared without its inner ", : ;" marks, removed the way
+	// strings.ReplaceAll(s, " , ", " ") and then " : " and " ; " would, and
+	// without the marks at its ends.
+	st := an.stream
+	an.tab2.reset(len(st))
+	arena := an.ints2[:0]
+	type sentKey struct{ at, n, count int32 }
+	keys := make([]sentKey, 0, 64)
+	cur := an.ints[:0]
+	start := 0
+	for i := 0; i <= len(st); i++ {
+		if i < len(st) && st[i] != markDot && st[i] != markBang && st[i] != markQuest {
+			continue
 		}
-		return r
-	}, tokens))
+		sent := st[start:i]
+		start = i + 1
+		if len(sent) < 5 {
+			continue
+		}
+		cur = append(cur[:0], sent...)
+		for _, m := range [...]int32{markComma, markColon, markSemi} {
+			cur = removeInner(cur, m)
+		}
+		a, b := 0, len(cur)
+		for a < b && cur[a] < 0 {
+			a++
+		}
+		for b > a && cur[b-1] < 0 {
+			b--
+		}
+		t := cur[a:b]
+		if len(t) < 5 {
+			continue
+		}
+		h := hashInts(t)
+		slot, ok := an.tab2.lookup(h, func(v int32) bool {
+			k := keys[v]
+			return equalInts(arena[k.at:k.at+k.n], t)
+		})
+		var k *sentKey
+		if ok {
+			k = &keys[an.tab2.vals[slot]]
+		} else {
+			keys = append(keys, sentKey{at: int32(len(arena)), n: int32(len(t))})
+			arena = append(arena, t...)
+			an.tab2.set(slot, h, int32(len(keys)-1))
+			k = &keys[len(keys)-1]
+		}
+		k.count++
+		if k.count >= minRepeatSentence {
+			an.ints, an.ints2 = cur, arena
+			return "sentence ×" + strconv.Itoa(int(k.count)) + ": " + strconv.Quote(clip(an.render(t), 50)), true
+		}
+	}
+	an.ints2 = arena
+	// The words alone.
+	ws := cur[:0]
+	for _, t := range st {
+		if t >= 0 {
+			ws = append(ws, t)
+		}
+	}
+	an.ints = ws
 	// A k-gram repeated back to back: "very very very very very", "and then
 	// we and then we and then we and then we".
 	for k := 1; k <= 6; k++ {
@@ -146,11 +326,11 @@ func repetition(tokens string) (string, bool) {
 		}
 		for i := 0; i+k <= len(ws); i++ {
 			reps := 1
-			for j := i + k; j+k <= len(ws) && equalWords(ws[i:i+k], ws[j:j+k]); j += k {
+			for j := i + k; j+k <= len(ws) && ws[i] == ws[j] && equalInts(ws[i:i+k], ws[j:j+k]); j += k {
 				reps++
 			}
 			if reps >= need {
-				return fmt.Sprintf("%q repeated %d times in a row", clip(strings.Join(ws[i:i+k], " "), 50), reps), true
+				return strconv.Quote(clip(an.render(ws[i:i+k]), 50)) + " repeated " + strconv.Itoa(reps) + " times in a row", true
 			}
 			if reps > 1 {
 				i += (reps - 1) * k
@@ -158,15 +338,60 @@ func repetition(tokens string) (string, bool) {
 		}
 	}
 	// One 8-word phrase recurring five or more times anywhere.
-	grams := map[string]int{}
-	for i := 0; i+8 <= len(ws); i++ {
-		g := strings.Join(ws[i:i+8], " ")
-		grams[g]++
-		if grams[g] >= minRepeatGram {
-			return fmt.Sprintf("phrase ×%d: %q", grams[g], clip(g, 50)), true
+	an.tab2.reset(len(ws))
+	counts := an.ints2[:0]
+	// h is a polynomial hash of ws[i:i+8], rolled along.
+	const base = 0x100000001b3
+	var h, top uint64 = 0, 1
+	for k := 0; k < 8 && k < len(ws); k++ {
+		h = h*base + uint64(uint32(ws[k]))
+		if k > 0 {
+			top *= base
 		}
 	}
+	for i := 0; i+8 <= len(ws); i++ {
+		if i > 0 {
+			h = (h-uint64(uint32(ws[i-1]))*top)*base + uint64(uint32(ws[i+7]))
+		}
+		g := ws[i : i+8]
+		slot, ok := an.tab2.lookup(h, func(v int32) bool {
+			return equalInts(ws[v:v+8], g)
+		})
+		c := 1
+		if ok {
+			first := an.tab2.vals[slot]
+			counts[first]++
+			c = int(counts[first])
+		} else {
+			an.tab2.set(slot, h, int32(i))
+		}
+		counts = append(counts, 1)
+		if c >= minRepeatGram {
+			an.ints2 = counts
+			return "phrase ×" + strconv.Itoa(c) + ": " + strconv.Quote(clip(an.render(g), 50)), true
+		}
+	}
+	an.ints2 = counts
 	return "", false
+}
+
+// removeInner removes the mark m from ts where strings.ReplaceAll(s, " m ",
+// " ") would on the tokens joined by spaces: not at either end, and not
+// right after an m it removed (the space between them is used up).
+func removeInner(ts []int32, m int32) []int32 {
+	out := ts[:0]
+	removed := false
+	n := len(ts)
+	for k := 0; k < n; k++ {
+		t := ts[k]
+		if t == m && k >= 1 && k <= n-2 && !removed {
+			removed = true
+			continue
+		}
+		removed = false
+		out = append(out, t)
+	}
+	return out
 }
 
 // Degenerate-repetition thresholds.
@@ -176,12 +401,3 @@ const (
 	maxRunK           = 4 // same 2..6-word phrase this many times in a row
 	minRepeatGram     = 5 // same 8-word phrase this many times anywhere
 )
-
-func equalWords(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -84,6 +84,7 @@ type Gate struct {
 	schema *gojsonschema.Schema
 	s      Settings
 	extra  []phrase
+	fast   bool // schema is articleSchema: articleDocValid may answer first
 }
 
 // NewGate compiles the article schema (draft-07 JSON, see
@@ -109,7 +110,7 @@ func NewGate(schemaJSON []byte, s Settings) (*Gate, error) {
 	if s.MinSectionWords <= 0 {
 		s.MinSectionWords = 200
 	}
-	g := &Gate{schema: sc, s: s}
+	g := &Gate{schema: sc, s: s, fast: isArticleSchema(schemaJSON)}
 	for _, p := range s.ExtraPhrases {
 		if ph, ok := compilePhrase(p); ok {
 			g.extra = append(g.extra, ph)
@@ -193,12 +194,14 @@ func (g *Gate) Evaluate(text string, spec Spec) Result {
 		return g.finish(res, Check{"schema", outrightPenalty, clip(schemaE, 200)}, true)
 	}
 	res.Article = art
-	res.Words = bodyWords(art)
 	return g.score(res, spec, x.raw == nil)
 }
 
 // validate runs the schema and returns its error lines (at most three).
 func (g *Gate) validate(doc []byte) ([]string, error) {
+	if g.fast && articleDocValid(doc) {
+		return nil, nil
+	}
 	r, err := g.schema.Validate(gojsonschema.NewBytesLoader(doc))
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
@@ -247,30 +250,36 @@ func (g *Gate) verdict(res Result) Result {
 	return res
 }
 
-// score runs every check on a schema-valid article.
+// score runs every check on a schema-valid article and sets res.Words.
 func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 	a := res.Article
+	an := analysisPool.Get().(*analysis)
+	defer func() {
+		an.text, an.fields = "", an.fields[:0] // drop references to this article
+		analysisPool.Put(an)
+	}()
+	an.analyze(a)
+	res.Words = 0
+	for _, b := range an.bodies {
+		res.Words += b.count
+	}
 	add := func(name string, pen float64, detail string) {
 		if pen > 0 {
 			res.Checks = append(res.Checks, Check{Name: name, Penalty: math.Round(pen*10) / 10, Detail: detail})
 		}
 	}
-
-	// Fields for the phrase checks.
-	fields := make([]field, 0, 2*len(a.Sections)+1)
-	fields = append(fields, newField("title", a.Title))
-	for i, s := range a.Sections {
-		fields = append(fields,
-			newField(fmt.Sprintf("section %d heading", i+1), s.H2),
-			newField(fmt.Sprintf("section %d", i+1), s.Body))
-	}
+	fields := an.fields
 	lastBody := ""
+	lastMeta := ""
 	if n := len(a.Sections); n > 0 {
 		lastBody = a.Sections[n-1].Body
+		lastMeta = fields[len(fields)-1].meta
+	} else {
+		lastMeta = tokenize(stripQuotes(lastBody))
 	}
 
 	// Meta phrases: outright.
-	if hit, ok := g.findMeta(fields, lastBody); ok {
+	if hit, ok := g.findMeta(fields, lastMeta, an); ok {
 		res.Outright = true
 		add("meta", outrightPenalty, fmt.Sprintf("%q in %s: %q", hit.name, hit.where, strings.TrimSpace(hit.excerpt)))
 	}
@@ -280,7 +289,7 @@ func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 		floor := 0.8 * float64(spec.TargetWords)
 		if w := float64(res.Words); w < floor {
 			pen := math.Min(wordsMaxPenalty, 100*(1-w/floor))
-			add("words", pen, fmt.Sprintf("%d of %d target", res.Words, spec.TargetWords))
+			add("words", pen, strconv.Itoa(res.Words)+" of "+strconv.Itoa(spec.TargetWords)+" target")
 		}
 	}
 
@@ -288,35 +297,35 @@ func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 	n := len(a.Sections)
 	switch {
 	case n < 3:
-		add("sections", fewSectionsPen, fmt.Sprintf("%d sections, need at least 3", n))
+		add("sections", fewSectionsPen, strconv.Itoa(n)+" sections, need at least 3")
 	case n < g.s.MinSections:
-		add("sections", float64(missingSectionPen*(g.s.MinSections-n)), fmt.Sprintf("%d of %d sections", n, g.s.MinSections))
+		add("sections", float64(missingSectionPen*(g.s.MinSections-n)), strconv.Itoa(n)+" of "+strconv.Itoa(g.s.MinSections)+" sections")
 	}
 
 	// Short sections.
 	var short []string
 	shortPen := 0.0
-	for i, s := range a.Sections {
-		if w := countWords(s.Body); w < g.s.MinSectionWords {
+	for i, b := range an.bodies {
+		if w := b.count; w < g.s.MinSectionWords {
 			shortPen += shortSectionBase + shortSectionScale*(1-float64(w)/float64(g.s.MinSectionWords))
-			short = append(short, fmt.Sprintf("#%d %d", i+1, w))
+			short = append(short, "#"+strconv.Itoa(i+1)+" "+strconv.Itoa(w))
 		}
 	}
 	if len(short) > 0 {
 		add("short_sections", math.Min(shortSectionsMax, shortPen),
-			fmt.Sprintf("%d under %d words: %s", len(short), g.s.MinSectionWords, strings.Join(short, ", ")))
+			strconv.Itoa(len(short))+" under "+strconv.Itoa(g.s.MinSectionWords)+" words: "+strings.Join(short, ", "))
 	}
 
 	// Headings repeated.
 	seen := map[string]int{}
 	var dupH []string
-	for i, s := range a.Sections {
-		k := strings.Join(words(s.H2), " ")
+	for i := range a.Sections {
+		k := headingKey(fields[1+2*i].tokens)
 		if k == "" {
 			continue
 		}
 		if j, ok := seen[k]; ok {
-			dupH = append(dupH, fmt.Sprintf("#%d = #%d", i+1, j))
+			dupH = append(dupH, "#"+strconv.Itoa(i+1)+" = #"+strconv.Itoa(j))
 			continue
 		}
 		seen[k] = i + 1
@@ -326,11 +335,11 @@ func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 	}
 
 	// Duplicated and near-duplicated paragraphs.
-	if d := findDuplicates(a.Sections); len(d) > 0 {
+	if d := an.duplicates(a.Sections); len(d) > 0 {
 		parts := make([]string, 0, 3)
 		for i, f := range d {
 			if i == 3 {
-				parts = append(parts, fmt.Sprintf("and %d more", len(d)-3))
+				parts = append(parts, "and "+strconv.Itoa(len(d)-3)+" more")
 				break
 			}
 			parts = append(parts, f.String())
@@ -340,26 +349,26 @@ func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 
 	// Language.
 	if lang := normLang(spec.Language); lang != "" {
-		var all strings.Builder
 		var wrong []string
 		judged := 0
-		for i, s := range a.Sections {
-			all.WriteString(s.Body)
-			all.WriteString("\n\n")
-			if m, ok := langMatches(s.Body, lang); ok {
+		var words, en, tr, letters, special int
+		for i, b := range an.bodies {
+			nw := b.to - b.from
+			words, en, tr, letters, special = words+nw, en+b.en, tr+b.tr, letters+b.letters, special+b.special
+			if m, ok := judgeLang(signal(nw, b.en, b.tr, b.letters, b.special), lang); ok {
 				judged++
 				if !m {
-					wrong = append(wrong, fmt.Sprintf("#%d", i+1))
+					wrong = append(wrong, "#"+strconv.Itoa(i+1))
 				}
 			}
 		}
-		m, ok := langMatches(all.String(), lang)
+		m, ok := judgeLang(signal(words, en, tr, letters, special), lang)
 		switch {
 		case ok && !m || judged > 0 && len(wrong) == judged:
-			add("language", wrongLangPen, fmt.Sprintf("article is not in %q", lang))
+			add("language", wrongLangPen, "article is not in "+strconv.Quote(lang))
 		case len(wrong) > 0:
 			add("language", math.Min(wrongLangPen, float64(wrongLangSecPen*len(wrong))),
-				fmt.Sprintf("sections not in %q: %s", lang, strings.Join(wrong, ", ")))
+				"sections not in "+strconv.Quote(lang)+": "+strings.Join(wrong, ", "))
 		}
 	}
 
@@ -383,8 +392,8 @@ func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 	// Placeholders.
 	var ph []string
 	for _, f := range fields {
-		if p, ok := placeholder(f.text); ok {
-			ph = append(ph, fmt.Sprintf("%q in %s", p, f.where))
+		if p, ok := fieldPlaceholder(f); ok {
+			ph = append(ph, strconv.Quote(p)+" in "+f.where())
 			if len(ph) == 3 {
 				break
 			}
@@ -395,18 +404,41 @@ func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 	}
 
 	// Degenerate repetition over the whole body text.
-	var body strings.Builder
-	for _, f := range fields[1:] {
-		if strings.HasSuffix(f.where, "heading") {
-			continue
-		}
-		body.WriteString(f.tokens)
-		body.WriteString(" . ")
-	}
-	if d, ok := repetition(body.String()); ok {
+	if d, ok := an.repetition(); ok {
 		add("repetition", repetitionPen, d)
 	}
 	return g.verdict(res)
+}
+
+// headingKey is a heading's words joined by spaces (strings.Join(words(h),
+// " ")), from its tokens.
+func headingKey(tokens string) string {
+	t := strings.TrimSpace(tokens)
+	if !strings.ContainsAny(t, ".,!?:;") {
+		return t
+	}
+	var b strings.Builder
+	for _, w := range strings.Fields(t) {
+		if markCode(w) < 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return b.String()
+}
+
+// fieldPlaceholder is placeholder(f.text), skipped when the field holds
+// nothing that could match.
+func fieldPlaceholder(f field) (string, bool) {
+	if f.seen&seenPlaceholder == 0 && !strings.Contains(f.tokens, "lorem ipsum") &&
+		!strings.Contains(f.text, "TODO") && !strings.Contains(f.text, "FIXME") &&
+		!strings.Contains(f.text, "XXX") && !strings.Contains(f.text, "PLACEHOLDER") {
+		return "", false
+	}
+	return placeholder(f.text)
 }
 
 // listItem matches a markdown list item, heading, table row or quote line.

@@ -89,7 +89,26 @@ const (
 // langMatches reports whether text is written in lang ("en" or "tr"), and
 // ok=false when it cannot tell (unknown language code or too little text).
 func langMatches(text, lang string) (match, ok bool) {
-	sig := measureLang(text)
+	return judgeLang(measureLang(text), lang)
+}
+
+// signal makes the language signal of counts: words, English and Turkish
+// stopwords among them, letters, and Turkish-only letters among those.
+func signal(words, en, tr, letters, special int) langSignal {
+	sig := langSignal{words: words}
+	if words == 0 {
+		return sig
+	}
+	sig.en = float64(en) / float64(words)
+	sig.tr = float64(tr) / float64(words)
+	if letters > 0 {
+		sig.trChars = float64(special) / float64(letters)
+	}
+	return sig
+}
+
+// judgeLang decides langMatches from a text's signal.
+func judgeLang(sig langSignal, lang string) (match, ok bool) {
 	if sig.words < minLangWords {
 		return true, false
 	}

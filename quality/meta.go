@@ -2,10 +2,12 @@ package quality
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -24,6 +26,10 @@ type metaRule struct {
 	// except, when set, vetoes a match it matches at the match's start
 	// (Go's regexp has no negative lookahead).
 	except *regexp.Regexp
+	// needIDs and preIDs index the literal matcher (see metaIndex): the
+	// rule's need literals, and the literal sets its regexp requires.
+	needIDs []int32
+	preIDs  [][]int32
 }
 
 const (
@@ -75,16 +81,64 @@ func (r metaRule) find(text string) []int {
 	return nil
 }
 
-func (r metaRule) wanted(tokens string) bool {
-	if len(r.need) == 0 {
-		return true
+// metaLiterals finds the literals of every meta rule in a field in one
+// pass; a rule's regexp runs only when the field holds one of its need
+// literals and, for each literal set its regexp requires, one of the set.
+type metaLiterals struct {
+	m     *litMatcher
+	rules []metaRule // metaRules with needIDs and preIDs
+	words int        // len of the found bitset
+}
+
+var (
+	metaIndexOnce sync.Once
+	metaIndexVal  *metaLiterals
+)
+
+// metaIndex builds the literal matcher of metaRules on first use.
+func metaIndex() *metaLiterals {
+	metaIndexOnce.Do(func() {
+		var lits []string
+		ids := map[string]int32{}
+		id := func(l string) int32 {
+			if i, ok := ids[l]; ok {
+				return i
+			}
+			ids[l] = int32(len(lits))
+			lits = append(lits, l)
+			return ids[l]
+		}
+		rules := make([]metaRule, len(metaRules))
+		for i, r := range metaRules {
+			for _, n := range r.need {
+				r.needIDs = append(r.needIDs, id(n))
+			}
+			for _, set := range requiredLiterals(r.re.String()) {
+				var is []int32
+				for _, l := range set {
+					is = append(is, id(l))
+				}
+				r.preIDs = append(r.preIDs, is)
+			}
+			rules[i] = r
+		}
+		metaIndexVal = &metaLiterals{m: newLitMatcher(lits), rules: rules, words: (len(lits) + 63) / 64}
+	})
+	return metaIndexVal
+}
+
+// wanted reports whether the rule's regexp can match a text whose literals
+// are found.
+func (r metaRule) wanted(found []uint64) bool {
+	if len(r.needIDs) > 0 && !hasAny(found, r.needIDs) {
+		return false
 	}
-	for _, n := range r.need {
-		if strings.Contains(tokens, n) {
-			return true
+	for _, set := range r.preIDs {
+		if !hasAny(found, set) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // metaRules are the built-in meta phrase patterns (English and Turkish).
@@ -201,23 +255,6 @@ func LoadPhrases(r io.Reader) ([]string, error) {
 	return out, nil
 }
 
-// field is one text field of the article (title, a heading or a body).
-type field struct {
-	where  string // "title", "section 2 heading", "section 2"
-	text   string
-	tokens string // tokenize(text)
-	meta   string // tokenize(text) without quotations, for the meta rules
-}
-
-func newField(where, text string) field {
-	f := field{where: where, text: text, tokens: tokenize(text)}
-	f.meta = f.tokens
-	if q := stripQuotes(text); q != text {
-		f.meta = tokenize(q)
-	}
-	return f
-}
-
 // quotePairs are the quotation marks whose content the meta rules skip.
 var quotePairs = [][2]rune{{'"', '"'}, {'“', '”'}, {'„', '“'}, {'«', '»'}}
 
@@ -225,34 +262,54 @@ var quotePairs = [][2]rune{{'"', '"'}, {'“', '”'}, {'„', '“'}, {'«', '�
 // an article about chatbots may quote a bot saying "I cannot help with that"
 // without being taken for assistant talk itself.
 func stripQuotes(s string) string {
+	q, _ := stripQuotesChanged(s)
+	return q
+}
+
+// stripQuotesChanged is stripQuotes, also reporting whether it blanked
+// anything.
+func stripQuotesChanged(s string) (string, bool) {
 	if !strings.ContainsAny(s, "\"“«„") {
-		return s
+		return s, false
 	}
-	b := []byte(s)
+	var b []byte
+	changed := false
 	for _, q := range quotePairs {
 		open, close := string(q[0]), string(q[1])
+		if b == nil && !strings.Contains(s, open) {
+			continue
+		}
+		if b == nil {
+			b = []byte(s)
+		}
 		from := 0
 		for from < len(b) {
-			i := strings.Index(string(b[from:]), open)
+			i := bytes.Index(b[from:], []byte(open))
 			if i < 0 {
 				break
 			}
 			i += from
-			j := strings.Index(string(b[i+len(open):]), close)
+			j := bytes.Index(b[i+len(open):], []byte(close))
 			if j < 0 {
 				break
 			}
 			j += i + len(open)
 			inner := b[i+len(open) : j]
-			if len(inner) <= 300 && !strings.ContainsRune(string(inner), '\n') {
+			if len(inner) <= 300 && bytes.IndexByte(inner, '\n') < 0 {
 				for k := range inner {
+					if inner[k] != ' ' {
+						changed = true
+					}
 					inner[k] = ' '
 				}
 			}
 			from = j + len(close)
 		}
 	}
-	return string(b)
+	if !changed {
+		return s, false
+	}
+	return string(b), true
 }
 
 // metaHit is the first meta phrase found.
@@ -260,11 +317,19 @@ type metaHit struct {
 	name, where, excerpt string
 }
 
-// findMeta looks for assistant talk in the article's fields.
-func (g *Gate) findMeta(fields []field, lastBody string) (metaHit, bool) {
+// findMeta looks for assistant talk in the article's fields; lastMeta is
+// tokenize(stripQuotes(last body)).
+func (g *Gate) findMeta(fields []field, lastMeta string, an *analysis) (metaHit, bool) {
+	idx := metaIndex()
+	if cap(an.found) < idx.words {
+		an.found = make([]uint64, idx.words)
+	}
+	found := an.found[:idx.words]
 	for _, f := range fields {
-		for _, r := range metaRules {
-			if r.where == articleEnd || !r.wanted(f.meta) {
+		clear(found)
+		idx.m.scan(f.meta, found)
+		for _, r := range idx.rules {
+			if r.where == articleEnd || !r.wanted(found) {
 				continue
 			}
 			text := f.meta
@@ -278,13 +343,13 @@ func (g *Gate) findMeta(fields []field, lastBody string) (metaHit, bool) {
 			if r.where == fieldStart && loc[0] != 0 {
 				continue
 			}
-			return metaHit{r.name, f.where, clip(text[loc[0]:loc[1]], 60)}, true
+			return metaHit{r.name, f.where(), clip(text[loc[0]:loc[1]], 60)}, true
 		}
 		folded := ""
 		for _, p := range g.extra {
 			if p.tokens != "" {
 				if strings.Contains(f.meta, p.tokens) {
-					return metaHit{p.raw, f.where, p.raw}, true
+					return metaHit{p.raw, f.where(), p.raw}, true
 				}
 				continue
 			}
@@ -292,12 +357,12 @@ func (g *Gate) findMeta(fields []field, lastBody string) (metaHit, bool) {
 				folded = fold(f.text)
 			}
 			if strings.Contains(folded, p.folded) {
-				return metaHit{p.raw, f.where, p.raw}, true
+				return metaHit{p.raw, f.where(), p.raw}, true
 			}
 		}
 	}
 	// The end of the article: the last two sentences of the last body.
-	tail := lastSentences(tokenize(stripQuotes(lastBody)), 2)
+	tail := lastSentences(lastMeta, 2)
 	for _, r := range metaRules {
 		if r.where != articleEnd {
 			continue

@@ -79,58 +79,15 @@ func fold(s string) string {
 // The result is the tokens joined by single spaces, with a leading and a
 // trailing space, so that " here is the article " finds whole words only.
 func tokenize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte(' ')
-	inWord := false
-	lastMark := rune(0)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
-		f := foldRune(r)
-		if f < 0 {
-			continue
-		}
-		switch {
-		case unicode.IsLetter(f) || unicode.IsDigit(f):
-			if !inWord {
-				if b.Len() > 1 || lastMark != 0 {
-					b.WriteByte(' ')
-				}
-				inWord = true
-			}
-			lastMark = 0
-			b.WriteRune(f)
-		case (f == '\'' || f == '-') && inWord && i < len(s) && isWordRuneAt(s, i):
-			b.WriteRune(f)
-		default:
-			inWord = false
-			m := f
-			if m == '…' {
-				m = '.'
-			}
-			switch m {
-			case '.', ',', '!', '?', ':', ';':
-				if lastMark == m {
-					continue
-				}
-				b.WriteByte(' ')
-				b.WriteRune(m)
-				lastMark = m
-			}
-		}
-	}
-	b.WriteByte(' ')
-	out := b.String()
-	// Collapse the double spaces left by a mark written after a word.
-	for strings.Contains(out, "  ") {
-		out = strings.ReplaceAll(out, "  ", " ")
-	}
-	return out
+	b, _ := appendTokens(make([]byte, 0, len(s)+2), s, nil, nil)
+	return string(b)
 }
 
 // isWordRuneAt reports whether the rune starting at s[i] is a letter or digit.
 func isWordRuneAt(s string, i int) bool {
+	if c := s[i]; c < utf8.RuneSelf {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
 	r, _ := utf8.DecodeRuneInString(s[i:])
 	f := foldRune(r)
 	return f >= 0 && (unicode.IsLetter(f) || unicode.IsDigit(f))
@@ -179,6 +136,25 @@ func countWords(s string) int {
 	n := 0
 	in := false
 	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			// ASCII: a letter or digit, or else never a combining mark.
+			i++
+			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+				if !in {
+					n++
+				}
+				in = true
+				continue
+			}
+			if (c == '\'' || c == '-') && in && i < len(s) && isWordRuneAt(s, i) {
+				continue
+			}
+			if (c == ',' || c == '.') && in && i < len(s) && i-1 > 0 && isDigitAt(s, i) && s[i-2] >= '0' && s[i-2] <= '9' {
+				continue // 3,5 and 1.500 are one word
+			}
+			in = false
+			continue
+		}
 		r, sz := utf8.DecodeRuneInString(s[i:])
 		i += sz
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
