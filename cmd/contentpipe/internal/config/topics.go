@@ -32,7 +32,7 @@ func LoadTopics(path string) ([]Topic, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{File: path, Msg: "topics file not found",
-				Fix: "create it (a YAML list of {id, title, category, keywords}, see data/topics.yaml) or point `topics:` in the config at it", cause: err}
+				Fix: "create it (a YAML list of {id, title, category, keywords}, copy data/topics.example.yaml) or point `topics:` in the config at it", cause: err}
 		}
 		return nil, &Error{File: path, Msg: fmt.Sprintf("read topics: %v", unwrapPathErr(err)), Fix: "check the path and its permissions", cause: err}
 	}
