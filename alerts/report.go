@@ -569,25 +569,36 @@ func noData(p *plot.Plot, x float64, what string) error {
 	return nil
 }
 
-func costPanel(d telemetry.ReportData) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Cost per provider per day (USD)"
-	p.Y.Label.Text = "USD"
-	p.Y.Min = 0
+// dayPanel starts a chart panel with one nominal x position per day of the
+// window. When there are no days, or has is false (no data to draw), the
+// panel says so in its middle and dayIdx is nil.
+func dayPanel(d telemetry.ReportData, title, ylabel string, has bool, empty string) (p *plot.Plot, dayIdx map[string]int, err error) {
+	p = plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = ylabel
 	p.Legend.Top = true
 	p.Legend.Left = true
 	if len(d.Days) == 0 {
-		return p, noData(p, 0, "no days in this window")
+		return p, nil, noData(p, 0, "no days in this window")
 	}
 	p.NominalX(dayLabels(d)...)
 	p.X.Min, p.X.Max = -0.5, float64(len(d.Days))-0.5
-	if len(d.DailyCost) == 0 {
-		return p, noData(p, float64(len(d.Days)-1)/2, "no calls in this window")
+	if !has {
+		return p, nil, noData(p, float64(len(d.Days)-1)/2, empty)
 	}
-	dayIdx := map[string]int{}
+	dayIdx = map[string]int{}
 	for i, day := range d.Days {
 		dayIdx[day] = i
 	}
+	return p, dayIdx, nil
+}
+
+func costPanel(d telemetry.ReportData) (*plot.Plot, error) {
+	p, dayIdx, err := dayPanel(d, "Cost per provider per day (USD)", "USD", len(d.DailyCost) > 0, "no calls in this window")
+	if dayIdx == nil {
+		return p, err
+	}
+	p.Y.Min = 0
 	names := chartProviders(d)
 	width := vg.Points(math.Max(4, math.Min(40, 500/float64(len(d.Days)))))
 	top := 0.0
@@ -647,22 +658,9 @@ func chartProviders(d telemetry.ReportData) []string {
 }
 
 func qualityPanel(d telemetry.ReportData) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Quality trend: daily mean score"
-	p.Y.Label.Text = "score"
-	p.Legend.Top = true
-	p.Legend.Left = true
-	if len(d.Days) == 0 {
-		return p, noData(p, 0, "no days in this window")
-	}
-	p.NominalX(dayLabels(d)...)
-	p.X.Min, p.X.Max = -0.5, float64(len(d.Days))-0.5
-	if len(d.DailyQuality) == 0 {
-		return p, noData(p, float64(len(d.Days)-1)/2, "no scored answers in this window")
-	}
-	dayIdx := map[string]int{}
-	for i, day := range d.Days {
-		dayIdx[day] = i
+	p, dayIdx, err := dayPanel(d, "Quality trend: daily mean score", "score", len(d.DailyQuality) > 0, "no scored answers in this window")
+	if dayIdx == nil {
+		return p, err
 	}
 	pts := map[string]plotter.XYs{}
 	for _, q := range d.DailyQuality {
