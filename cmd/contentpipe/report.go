@@ -24,7 +24,10 @@ type reportSender interface {
 var _ reportSender = (*alerts.Telegram)(nil)
 
 func (a *app) reportCmd() *cobra.Command {
-	var days int
+	var (
+		days  int
+		chart string
+	)
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Health/cost report of the last N days: calls, fallback share, cost, quality trend, shadow readiness, review queue",
@@ -33,10 +36,11 @@ func (a *app) reportCmd() *cobra.Command {
 			if days < 1 {
 				return exitWith(exitConfig, fmt.Errorf("--days %d: use a whole number of days, 1 or more", days))
 			}
-			return a.doReport(cmd.Context(), cmd, days)
+			return a.doReport(cmd.Context(), cmd, days, chart)
 		},
 	}
 	cmd.Flags().IntVar(&days, "days", 7, "days to report on: the window starts at 00:00 UTC that many days ago and ends now")
+	cmd.Flags().StringVar(&chart, "chart", "", "also write the chart (cost per provider per day, quality trend) to this PNG file")
 	return cmd
 }
 
@@ -44,7 +48,7 @@ func (a *app) reportCmd() *cobra.Command {
 // flag a new trend, queues the weekly trend alert. It reads through a
 // read-only store; only a trend alert opens the database for writing.
 // With Telegram configured the report and its chart go there too.
-func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int) error {
+func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, chart string) error {
 	cfg, err := a.readConfig(cmd)
 	if err != nil {
 		return exitWith(exitConfig, err)
@@ -81,6 +85,16 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int) error 
 	rep := alerts.NewReport(d)
 	text := rep.Text()
 	fmt.Fprint(a.stdout, text)
+	if chart != "" {
+		png, err := alerts.Chart(rep.Data)
+		if err == nil {
+			err = os.WriteFile(chart, png, 0o644)
+		}
+		if err != nil {
+			return exitWith(exitPartial, fmt.Errorf("chart %s: %w", chart, err))
+		}
+		fmt.Fprintf(a.stdout, "\nchart written to %s\n", chart)
+	}
 
 	// Writing is needed only to queue a trend alert or deliver pending ones.
 	if trends := rep.Alerts(); len(trends) > 0 || pending > 0 {

@@ -32,9 +32,19 @@ func TestReportAfterDemo(t *testing.T) {
 	}
 	dbPath := filepath.Join(dir, "data", "pipeline.db")
 	before := fileHash(t, dbPath)
-	r := run(t, dir, nil, "report")
+	chart := filepath.Join(t.TempDir(), "chart.png")
+	r := run(t, dir, nil, "report", "--chart", chart)
 	if r.code != 0 {
 		t.Fatalf("report exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if f, err := os.Open(chart); err != nil {
+		t.Fatalf("--chart: %v", err)
+	} else {
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil || img.Bounds().Dx() < 400 {
+			t.Fatalf("--chart wrote no usable PNG: %v", err)
+		}
 	}
 	out := r.stdout
 	for _, section := range []string{"contentpipe report:", "\nCalls", "\nJobs", "\nFallback share", "\nCost per provider", "\nQuality trend",
