@@ -12,23 +12,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/contentpipe/contentpipe/adapters/gemini"
 	"github.com/contentpipe/contentpipe/adapters/openai"
 	"github.com/contentpipe/contentpipe/adapters/sim"
+	"github.com/contentpipe/contentpipe/adapters/transport/transporttest"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/data"
 	"github.com/contentpipe/contentpipe/prompts"
@@ -603,37 +601,6 @@ func TestHTTPBreakerOpensHalfOpensAndCloses(t *testing.T) {
 	}
 }
 
-// deadAddr returns a loopback address whose accept queue is full, so that a
-// connect hangs in SYN_SENT as towards an unreachable host (Linux only).
-func deadAddr(t *testing.T) string {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("the full-backlog trick is Linux behaviour")
-	}
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		t.Skipf("socket: %v", err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Skipf("bind: %v", err)
-	}
-	if err := syscall.Listen(fd, 0); err != nil {
-		t.Skipf("listen: %v", err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Skipf("getsockname: %v", err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Skipf("cannot fill the accept queue: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return addr
-}
-
 // TestHTTPTimeoutsRecordTheirOwnOutcome: each of the four timeouts, and a
 // stream cut before its end event, is recorded with its own outcome (status
 // 0 when no status line came), waits other.wait, counts toward the breaker
@@ -672,7 +639,7 @@ func TestHTTPTimeoutsRecordTheirOwnOutcome(t *testing.T) {
 			t.Parallel()
 			s := spec{name: "first", flavor: tc.flavor, prof: tc.prof, timeouts: tc.timeouts, stream: tc.stream}
 			if tc.dead {
-				s.baseURL = "http://" + deadAddr(t) + "/v1"
+				s.baseURL = "http://" + transporttest.DeadAddr(t) + "/v1"
 			}
 			w := newWorld(t, s, spec{name: "second", flavor: sim.FlavorCerebras})
 			res := w.run("a")

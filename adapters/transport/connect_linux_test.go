@@ -4,47 +4,16 @@ package transport_test
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/contentpipe/contentpipe/adapters/transport"
+	"github.com/contentpipe/contentpipe/adapters/transport/transporttest"
 	"github.com/contentpipe/contentpipe/chain"
 )
 
-// fullListener returns the address of a loopback socket that listens with
-// a backlog of zero and never accepts, with its one queue slot taken: a
-// further connect hangs in SYN_SENT, as towards an unreachable host.
-func fullListener(t *testing.T) string {
-	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		t.Skipf("socket: %v", err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Skipf("bind: %v", err)
-	}
-	if err := syscall.Listen(fd, 0); err != nil {
-		t.Skipf("listen: %v", err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Skipf("getsockname: %v", err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Skipf("cannot fill the accept queue: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return addr
-}
-
 func TestConnectTimeout(t *testing.T) {
-	addr := fullListener(t)
+	addr := transporttest.DeadAddr(t)
 	tr := transport.New("p", chain.Timeouts{Connect: 200 * time.Millisecond, FirstToken: time.Minute, Total: time.Minute})
 	ex, _, err := get(t, tr, context.Background(), "http://"+addr+"/")
 	wantOutcome(t, err, transport.ErrConnectTimeout, chain.OutcomeTimeoutConnect)
