@@ -348,42 +348,14 @@ func (w *walk) link(ctx context.Context, l *Link) (done bool, err error) {
 			Latency: latency, PromptVersion: prompt.Version, PreviousError: w.prevErr, Purpose: PurposeJob,
 		}
 		if callErr != nil {
-			pe := AsProviderError(callErr)
-			if pe == nil {
-				if ctx.Err() != nil && errors.Is(callErr, context.DeadlineExceeded) {
-					pe = &ProviderError{Provider: l.Name, Outcome: OutcomeTimeoutTotal, Message: "job deadline reached", Cause: callErr}
-				} else {
-					pe = &ProviderError{Provider: l.Name, Outcome: OutcomeError, Message: callErr.Error(), Cause: callErr}
-				}
-			}
-			w.settle(rctx, resID, pe.Status != 0 || pe.Outcome != OutcomeTimeoutConnect, 0)
-			if pace != nil {
-				pace.Settle(0)
-			}
-			d := c.Policy.Decide(pe, retries, c.Clock.Now(), w.deadline, l.CapReset.Next(c.Clock.Now()), c.jitter)
-			call.Outcome = d.Outcome
-			call.HTTPStatus = pe.Status
-			call.FirstToken = pe.FirstToken
-			call.Detail = pe.Message
-			if pe.Partial != "" {
-				call.Text, call.Partial = pe.Partial, true
-			}
-			if err := c.Store.RecordCall(rctx, call); err != nil {
-				return false, fmt.Errorf("record call: %w", err)
-			}
-			w.res.Attempts = append(w.res.Attempts, Attempt{Provider: l.Name, Model: l.Model, Number: attempt, Outcome: d.Outcome, Latency: latency, Reason: d.Reason})
-			w.story("%s attempt %d: %s — %s", l.Name, attempt, d.Outcome, d.Reason)
-			c.emit(Event{Job: w.job, Kind: "outcome", Provider: l.Name, Attempt: attempt, Outcome: d.Outcome, Reason: d.Reason})
-			w.prevErr = previousError(pe, d.Outcome)
-			if err := w.afterError(rctx, l, pe, d); err != nil {
+			d, err := w.failed(ctx, rctx, l, call, callErr, retries, resID, pace)
+			if err != nil {
 				return false, err
 			}
 			switch d.Action {
 			case ActionHalt:
-				c.halt(pe)
 				return true, nil
 			case ActionSkipRun:
-				c.skipForRun(l.Name)
 				return false, nil
 			case ActionRetry:
 				retries++
@@ -396,60 +368,113 @@ func (w *walk) link(ctx context.Context, l *Link) (done bool, err error) {
 				return false, nil
 			}
 		}
-
-		// An answer came.
-		tokens := resp.InputTokens + resp.OutputTokens
-		w.settle(rctx, resID, true, tokens)
-		if pace != nil {
-			pace.Settle(tokens)
-		}
-		if err := w.recordSuccess(rctx, l, resp); err != nil {
-			return false, err
-		}
-		cost := l.Price.Cost(resp.InputTokens, resp.OutputTokens)
-		if resp.CostKnown {
-			cost = resp.CostUSD
-		}
-		model := l.Model
-		if resp.Model != "" {
-			model = resp.Model
-		}
-		g := c.Gate.Evaluate(resp.Text, quality.Spec{Language: w.job.Language, TargetWords: w.job.TargetWords, Truncated: resp.Truncated})
-		score := g.Score
-		call.Model = model
-		call.HTTPStatus = resp.HTTPStatus
-		call.InputTokens, call.OutputTokens = resp.InputTokens, resp.OutputTokens
-		call.FirstToken = resp.FirstToken
-		call.CostUSD = cost
-		call.QualityScore = &score
-		call.Truncated = resp.Truncated
-		call.Text = resp.Text
-		for _, ch := range g.Checks {
-			call.Checks = append(call.Checks, ch.String())
-		}
-		call.Outcome = OutcomeOK
-		if !g.Pass {
-			call.Outcome = OutcomeRejected
-			call.Detail = "quality gate: " + strings.Join(call.Checks, "; ")
-		}
-		if err := c.Store.RecordCall(rctx, call); err != nil {
-			return false, fmt.Errorf("record call: %w", err)
-		}
-		w.res.CostUSD += cost
-		w.res.Attempts = append(w.res.Attempts, Attempt{Provider: l.Name, Model: model, Number: attempt, Outcome: call.Outcome, Score: &score, CostUSD: cost, Latency: latency})
-		c.emit(Event{Job: w.job, Kind: "outcome", Provider: l.Name, Attempt: attempt, Outcome: call.Outcome, Score: score, Reason: call.Detail})
-		if g.Pass && g.Article != nil {
-			w.story("%s attempt %d: ok, quality %.0f, $%.4f", l.Name, attempt, score, cost)
-			w.res.Winner = &Winner{Provider: l.Name, Model: model, Attempt: attempt, Score: score, Article: *g.Article}
-			return true, nil
-		}
-		w.story("%s attempt %d: rejected, quality %.0f (%s)", l.Name, attempt, score, strings.Join(call.Checks, "; "))
-		w.prevErr = "rejected: " + strings.Join(call.Checks, "; ")
-		if g.Article != nil && (w.res.Best == nil || score > w.res.Best.Score) {
-			w.res.Best = &Winner{Provider: l.Name, Model: model, Attempt: attempt, Score: score, Article: *g.Article}
-		}
-		return false, nil
+		return w.answered(rctx, l, call, resp, resID, pace)
 	}
+}
+
+// failed records a failed call, learns from it (exhaustion, breaker) and
+// returns the policy's decision; a halt or an auth skip is applied to the
+// run here, the wait is left to the caller.
+func (w *walk) failed(ctx, rctx context.Context, l *Link, call Call, callErr error, retries int, resID int64, pace *PaceReservation) (Decision, error) {
+	c := w.c
+	pe := AsProviderError(callErr)
+	if pe == nil {
+		if ctx.Err() != nil && errors.Is(callErr, context.DeadlineExceeded) {
+			pe = &ProviderError{Provider: l.Name, Outcome: OutcomeTimeoutTotal, Message: "job deadline reached", Cause: callErr}
+		} else {
+			pe = &ProviderError{Provider: l.Name, Outcome: OutcomeError, Message: callErr.Error(), Cause: callErr}
+		}
+	}
+	// A connect that never completed sent nothing: its cap slot goes back.
+	w.settle(rctx, resID, pe.Status != 0 || pe.Outcome != OutcomeTimeoutConnect, 0)
+	if pace != nil {
+		pace.Settle(0)
+	}
+	now := c.Clock.Now()
+	d := c.Policy.Decide(pe, retries, now, w.deadline, l.CapReset.Next(now), c.jitter)
+	call.Outcome = d.Outcome
+	call.HTTPStatus = pe.Status
+	call.FirstToken = pe.FirstToken
+	call.Detail = pe.Message
+	if pe.Partial != "" {
+		call.Text, call.Partial = pe.Partial, true
+	}
+	if err := c.Store.RecordCall(rctx, call); err != nil {
+		return d, fmt.Errorf("record call: %w", err)
+	}
+	w.res.Attempts = append(w.res.Attempts, Attempt{Provider: l.Name, Model: l.Model, Number: call.Attempt, Outcome: d.Outcome, Latency: call.Latency, Reason: d.Reason})
+	w.story("%s attempt %d: %s — %s", l.Name, call.Attempt, d.Outcome, d.Reason)
+	c.emit(Event{Job: w.job, Kind: "outcome", Provider: l.Name, Attempt: call.Attempt, Outcome: d.Outcome, Reason: d.Reason})
+	w.prevErr = previousError(pe, d.Outcome)
+	if err := w.afterError(rctx, l, pe, d); err != nil {
+		return d, err
+	}
+	switch d.Action {
+	case ActionHalt:
+		c.halt(pe)
+	case ActionSkipRun:
+		c.skipForRun(l.Name)
+	}
+	return d, nil
+}
+
+// answered settles, gates and records an answer. done reports that it
+// passed the gate and is the job's winner; a rejected answer is kept as a
+// candidate and the walk goes on to the next link at once.
+func (w *walk) answered(rctx context.Context, l *Link, call Call, resp Response, resID int64, pace *PaceReservation) (done bool, err error) {
+	c := w.c
+	tokens := resp.InputTokens + resp.OutputTokens
+	w.settle(rctx, resID, true, tokens)
+	if pace != nil {
+		pace.Settle(tokens)
+	}
+	if err := w.recordSuccess(rctx, l, resp); err != nil {
+		return false, err
+	}
+	cost := l.Price.Cost(resp.InputTokens, resp.OutputTokens)
+	if resp.CostKnown {
+		cost = resp.CostUSD
+	}
+	model := l.Model
+	if resp.Model != "" {
+		model = resp.Model
+	}
+	g := c.Gate.Evaluate(resp.Text, quality.Spec{Language: w.job.Language, TargetWords: w.job.TargetWords, Truncated: resp.Truncated})
+	score := g.Score
+	call.Model = model
+	call.HTTPStatus = resp.HTTPStatus
+	call.InputTokens, call.OutputTokens = resp.InputTokens, resp.OutputTokens
+	call.FirstToken = resp.FirstToken
+	call.CostUSD = cost
+	call.QualityScore = &score
+	call.Truncated = resp.Truncated
+	call.Text = resp.Text
+	for _, ch := range g.Checks {
+		call.Checks = append(call.Checks, ch.String())
+	}
+	call.Outcome = OutcomeOK
+	if !g.Pass {
+		call.Outcome = OutcomeRejected
+		call.Detail = "quality gate: " + strings.Join(call.Checks, "; ")
+	}
+	if err := c.Store.RecordCall(rctx, call); err != nil {
+		return false, fmt.Errorf("record call: %w", err)
+	}
+	attempt := call.Attempt
+	w.res.CostUSD += cost
+	w.res.Attempts = append(w.res.Attempts, Attempt{Provider: l.Name, Model: model, Number: attempt, Outcome: call.Outcome, Score: &score, CostUSD: cost, Latency: call.Latency})
+	c.emit(Event{Job: w.job, Kind: "outcome", Provider: l.Name, Attempt: attempt, Outcome: call.Outcome, Score: score, Reason: call.Detail})
+	if g.Pass && g.Article != nil {
+		w.story("%s attempt %d: ok, quality %.0f, $%.4f", l.Name, attempt, score, cost)
+		w.res.Winner = &Winner{Provider: l.Name, Model: model, Attempt: attempt, Score: score, Article: *g.Article}
+		return true, nil
+	}
+	w.story("%s attempt %d: rejected, quality %.0f (%s)", l.Name, attempt, score, strings.Join(call.Checks, "; "))
+	w.prevErr = "rejected: " + strings.Join(call.Checks, "; ")
+	if g.Article != nil && (w.res.Best == nil || score > w.res.Best.Score) {
+		w.res.Best = &Winner{Provider: l.Name, Model: model, Attempt: attempt, Score: score, Article: *g.Article}
+	}
+	return false, nil
 }
 
 func previousError(pe *ProviderError, o Outcome) string {
