@@ -246,3 +246,38 @@ func TestShareRiseCounts(t *testing.T) {
 		t.Errorf("short series: %+v", d)
 	}
 }
+
+// TestQualityDropAtLowNoise: when a provider's scores are steadier (σ 2,
+// a steady model at a fixed target), the same 10-point drop (90 → 80) is
+// flagged within 4 jobs in most runs (~84 %) and within 7 in all, and 300 stable
+// 1,000-job series at that noise (with 1 % outliers) raise no flag. The σ
+// floor of 4 points caps how fast the CUSUM can react (k = 1.25σ0, h = 4σ0:
+// a clean 2.5σ0 drop needs exactly 4 jobs); see DetectQualityDrop.
+func TestQualityDropAtLowNoise(t *testing.T) {
+	within4, within7, fa := 0, 0, 0
+	const runs = 300
+	for seed := range runs {
+		r := rand.New(rand.NewPCG(uint64(seed), 9))
+		xs := append(scoreSeries(r, 100, 90, 2, 0), scoreSeries(r, 40, 80, 2, 0)...)
+		d := DetectQualityDrop(xs)
+		if !d.Flagged || d.At < 100 {
+			t.Fatalf("seed %d: drop not flagged after the change: %+v", seed, d)
+		}
+		if d.At-100+1 <= 4 {
+			within4++
+		}
+		if d.At-100+1 <= 7 {
+			within7++
+		}
+		if DetectQualityDrop(scoreSeries(r, 1000, 90, 2, 0.01)).Flagged {
+			fa++
+		}
+	}
+	t.Logf("σ 2: 10-point drop within 4 jobs %d/%d, within 7 %d/%d; false alarms %d/%d stable 1,000-job series", within4, runs, within7, runs, fa, runs)
+	if float64(within4)/runs < 0.75 || within7 != runs {
+		t.Errorf("σ 2: within 4 jobs %d/%d (want ≥ 75%%), within 7 %d/%d (want all)", within4, runs, within7, runs)
+	}
+	if fa != 0 {
+		t.Errorf("σ 2: %d false alarms in %d stable series", fa, runs)
+	}
+}
