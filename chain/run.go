@@ -86,17 +86,18 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 		lease = d + 5*time.Minute
 	}
 	var (
-		mu    sync.Mutex
-		sum   Summary
-		taken int
-		next  int
+		mu      sync.Mutex
+		sum     Summary
+		taken   int
+		next    int
+		storeKO bool // a claim failed: the job store is unusable, take no more jobs
 	)
 	// pick returns the next job this run claims, or false when done.
 	pick := func() (Job, JobRecord, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		for next < len(candidates) && taken < limit {
-			if ctx.Err() != nil || r.Chain.Halted() != nil {
+			if ctx.Err() != nil || r.Chain.Halted() != nil || storeKO {
 				return Job{}, JobRecord{}, false
 			}
 			j := candidates[next]
@@ -104,9 +105,12 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 			now := r.Chain.Clock.Now()
 			claimed, cur, err := r.Jobs.ClaimJob(ctx, JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot, Title: j.Title, Category: j.Category, Language: j.Language}, r.Owner, r.alive, lease, now)
 			if err != nil {
+				// The store already retried through its busy timeouts: the
+				// next claim would fail the same way. The rest stay due.
 				sum.Errors++
 				sum.Reports = append(sum.Reports, JobReport{Job: j, Status: "error", Err: fmt.Errorf("claim job %s: %w", j.ID, err)})
-				continue
+				storeKO = true
+				return Job{}, JobRecord{}, false
 			}
 			if !claimed {
 				switch cur.Status {

@@ -289,8 +289,11 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) erro
 		if err == nil {
 			return nil
 		}
-		if !isBusy(err) || try >= busyRetries || ctx.Err() != nil {
+		if !isBusy(err) || ctx.Err() != nil {
 			break
+		}
+		if try >= busyRetries {
+			return s.lockedErr(what, err)
 		}
 		wait := time.Duration(25*(try+1))*time.Millisecond + rand.N(25*time.Millisecond)
 		t := time.NewTimer(wait)
@@ -302,6 +305,15 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) erro
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// lockedErr is the error of a write that found the database locked by
+// another connection through every busy timeout and retry: it names the
+// file and how to find the holder.
+func (s *Store) lockedErr(what string, err error) error {
+	return fmt.Errorf("%s: the database %s stayed locked by another process for over %s (%v): "+
+		"find the holder (fuser %s; a stuck contentpipe or an open sqlite3 shell with a write transaction), stop it, then rerun",
+		what, s.path, (busyRetries+1)*BusyTimeout, err, s.path)
 }
 
 func (s *Store) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {

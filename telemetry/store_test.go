@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	sqlite3 "github.com/mattn/go-sqlite3"
+
 	"github.com/contentpipe/contentpipe/chain"
 )
 
@@ -277,5 +279,15 @@ func TestAwkwardPath(t *testing.T) {
 	defer r.Close()
 	if n := queryInt(t, r, "SELECT count(*) FROM skips"); n != 1 {
 		t.Fatalf("skips = %d", n)
+	}
+}
+
+func TestLockedErrorNamesFileAndFix(t *testing.T) {
+	s := &Store{path: "/srv/contentpipe/data/pipeline.db"}
+	err := s.lockedErr("claim job x", sqlite3.Error{Code: sqlite3.ErrBusy})
+	for _, want := range []string{"claim job x", "/srv/contentpipe/data/pipeline.db", "locked by another process", "fuser", "rerun"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("locked error %q lacks %q", err, want)
+		}
 	}
 }
