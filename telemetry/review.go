@@ -18,25 +18,9 @@ import (
 // job is unknown).
 func (s *Store) ClaimReview(ctx context.Context, id string, owner chain.Owner, now time.Time) (claimed bool, cur chain.JobRecord, err error) {
 	ts := FormatTime(now)
-	err = s.write(ctx, "claim review "+id, func(tx *sql.Tx) error {
-		claimed = false
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, owner_host = ?, owner_pid = ?, claimed_at = ?, updated_at = ?
-WHERE id = ? AND status = ?`, chain.JobRunning, owner.Host, owner.PID, ts, ts, id, chain.JobReview)
-		if err != nil {
-			return err
-		}
-		n, _ := res.RowsAffected()
-		r, _, err := getJob(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		cur, claimed = r.rec, n == 1
-		return nil
-	})
-	if err != nil {
-		return false, chain.JobRecord{}, err
-	}
-	return claimed, cur, nil
+	return s.leaveReview(ctx, "claim review "+id, id,
+		`status = ?, owner_host = ?, owner_pid = ?, claimed_at = ?, updated_at = ?`,
+		chain.JobRunning, owner.Host, owner.PID, ts, ts)
 }
 
 // RejectReview closes a job waiting in review (`review reject`): status
@@ -44,12 +28,17 @@ WHERE id = ? AND status = ?`, chain.JobRunning, owner.Host, owner.PID, ts, ts, i
 // the job as stored when the job is not in review (cur.Status "" when the
 // job is unknown).
 func (s *Store) RejectReview(ctx context.Context, id string, now time.Time) (rejected bool, cur chain.JobRecord, err error) {
-	ts := FormatTime(now)
-	err = s.write(ctx, "reject review "+id, func(tx *sql.Tx) error {
-		rejected = false
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?,
-	owner_host = NULL, owner_pid = NULL, claimed_at = NULL WHERE id = ? AND status = ?`,
-			chain.JobRejected, "rejected in manual review", ts, id, chain.JobReview)
+	return s.leaveReview(ctx, "reject review "+id, id,
+		`status = ?, last_error = ?, updated_at = ?, owner_host = NULL, owner_pid = NULL, claimed_at = NULL`,
+		chain.JobRejected, "rejected in manual review", FormatTime(now))
+}
+
+// leaveReview applies set (with args) to job id only while it is in
+// review, in one write transaction, and returns whether it did and the job
+// as stored afterwards.
+func (s *Store) leaveReview(ctx context.Context, what, id, set string, args ...any) (moved bool, cur chain.JobRecord, err error) {
+	err = s.write(ctx, what, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET `+set+` WHERE id = ? AND status = ?`, append(args, id, chain.JobReview)...)
 		if err != nil {
 			return err
 		}
@@ -58,13 +47,13 @@ func (s *Store) RejectReview(ctx context.Context, id string, now time.Time) (rej
 		if err != nil {
 			return err
 		}
-		cur, rejected = r.rec, n == 1
+		cur, moved = r.rec, n == 1
 		return nil
 	})
 	if err != nil {
 		return false, chain.JobRecord{}, err
 	}
-	return rejected, cur, nil
+	return moved, cur, nil
 }
 
 // CandidateAt returns the stored answer of the job's non-shadow attempt
