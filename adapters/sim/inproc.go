@@ -145,22 +145,8 @@ func (p *InProc) draw(req chain.Request) draw {
 	scripted := false
 	if n <= len(prof.Script) {
 		d.fault, scripted = prof.Script[n-1], true
-	} else if len(prof.Rates) > 0 {
-		// The same draw as Server.draw, so that a Profile means the same here.
-		pick := rand.New(rand.NewPCG(uint64(prof.Seed)^0x5eed5eed5eed5eed, uint64(n))).Float64()
-		keys := make([]string, 0, len(prof.Rates))
-		for f := range prof.Rates {
-			keys = append(keys, string(f))
-		}
-		sort.Strings(keys)
-		acc := 0.0
-		for _, k := range keys {
-			acc += prof.Rates[Fault(k)]
-			if pick < acc {
-				d.fault, scripted = Fault(k), true
-				break
-			}
-		}
+	} else if f, ok := prof.rateFault(n); ok {
+		d.fault, scripted = f, true
 	}
 	textN := n
 	if b := p.beh; b != nil {

@@ -338,6 +338,29 @@ type turn struct {
 	variant int
 }
 
+// rateFault draws the fault of the n-th request from Rates, deterministic
+// for the Profile's Seed and n (the same draw for the loopback server and the
+// in-process provider, so that a Profile means the same in both).
+func (p Profile) rateFault(n int) (Fault, bool) {
+	if len(p.Rates) == 0 {
+		return FaultNone, false
+	}
+	pick := rand.New(rand.NewPCG(uint64(p.Seed)^0x5eed5eed5eed5eed, uint64(n))).Float64()
+	keys := make([]string, 0, len(p.Rates))
+	for f := range p.Rates {
+		keys = append(keys, string(f))
+	}
+	sort.Strings(keys)
+	acc := 0.0
+	for _, k := range keys {
+		acc += p.Rates[Fault(k)]
+		if pick < acc {
+			return Fault(k), true
+		}
+	}
+	return FaultNone, false
+}
+
 // draw assigns the next fault. It is called once per authorised request.
 func (s *Server) draw(n int) turn {
 	s.mu.Lock()
@@ -347,21 +370,8 @@ func (s *Server) draw(n int) turn {
 	if s.scriptPos < len(p.Script) {
 		fault = p.Script[s.scriptPos]
 		s.scriptPos++
-	} else if len(p.Rates) > 0 {
-		pick := rand.New(rand.NewPCG(uint64(p.Seed)^0x5eed5eed5eed5eed, uint64(n))).Float64()
-		keys := make([]string, 0, len(p.Rates))
-		for f := range p.Rates {
-			keys = append(keys, string(f))
-		}
-		sort.Strings(keys)
-		acc := 0.0
-		for _, k := range keys {
-			acc += p.Rates[Fault(k)]
-			if pick < acc {
-				fault = Fault(k)
-				break
-			}
-		}
+	} else if f, ok := p.rateFault(n); ok {
+		fault = f
 	}
 	v := s.variants[fault]
 	s.variants[fault] = v + 1
