@@ -196,20 +196,9 @@ func TestRetryAfterHeaderWhenNoRetryInfo(t *testing.T) {
 	}
 }
 
-func stall(t *testing.T) func(r *http.Request) {
-	done := make(chan struct{})
-	t.Cleanup(func() { close(done) })
-	return func(r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-done:
-		}
-	}
-}
-
 func TestTimeouts(t *testing.T) {
 	t.Run("first token: no headers", func(t *testing.T) {
-		wait := stall(t)
+		wait := transporttest.Stall(t)
 		srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { wait(r) })
 		to := generous
 		to.FirstToken = 150 * time.Millisecond
@@ -220,7 +209,7 @@ func TestTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("idle: stream stalls", func(t *testing.T) {
-		wait := stall(t)
+		wait := transporttest.Stall(t)
 		f := transporttest.Load(t, fixture("stream_no_finish.http"))
 		srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 			f.Write(w)
@@ -236,7 +225,7 @@ func TestTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("total: caller deadline", func(t *testing.T) {
-		wait := stall(t)
+		wait := transporttest.Stall(t)
 		srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { wait(r) })
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 		defer cancel()
@@ -247,7 +236,7 @@ func TestTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("total: link limit", func(t *testing.T) {
-		wait := stall(t)
+		wait := transporttest.Stall(t)
 		srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { wait(r) })
 		to := generous
 		to.Total = 150 * time.Millisecond

@@ -257,20 +257,9 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 	}
 }
 
-func stall(t *testing.T) func(r *http.Request) {
-	done := make(chan struct{})
-	t.Cleanup(func() { close(done) })
-	return func(r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-done:
-		}
-	}
-}
-
 func TestTimeouts(t *testing.T) {
 	t.Run("first token: only keep-alives", func(t *testing.T) {
-		wait := stall(t)
+		wait := transporttest.Stall(t)
 		srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, ": OPENROUTER PROCESSING\n\n")
@@ -286,7 +275,7 @@ func TestTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("first token: no headers", func(t *testing.T) {
-		wait := stall(t)
+		wait := transporttest.Stall(t)
 		srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { wait(r) })
 		to := generous
 		to.FirstToken = 150 * time.Millisecond
@@ -297,7 +286,7 @@ func TestTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("idle: stall mid-stream", func(t *testing.T) {
-		wait := stall(t)
+		wait := transporttest.Stall(t)
 		f := transporttest.Load(t, fixture("groq", "stream_no_done.http"))
 		srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 			f.Write(w)
@@ -313,7 +302,7 @@ func TestTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("total: caller deadline", func(t *testing.T) {
-		wait := stall(t)
+		wait := transporttest.Stall(t)
 		srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { wait(r) })
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 		defer cancel()
@@ -323,7 +312,7 @@ func TestTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("cancelled by caller", func(t *testing.T) {
-		wait := stall(t)
+		wait := transporttest.Stall(t)
 		srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { wait(r) })
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)

@@ -18,17 +18,6 @@ import (
 )
 
 // stall blocks a handler until the client goes away or the test ends.
-func stall(t *testing.T) func(r *http.Request) {
-	done := make(chan struct{})
-	t.Cleanup(func() { close(done) })
-	return func(r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-done:
-		}
-	}
-}
-
 func get(t *testing.T, tr *transport.Transport, ctx context.Context, url string) (*transport.Exchange, []byte, error) {
 	t.Helper()
 	ex := new(transport.Exchange)
@@ -85,7 +74,7 @@ func TestExchangeRecordsAnswer(t *testing.T) {
 }
 
 func TestFirstTokenTimeoutBeforeHeaders(t *testing.T) {
-	wait := stall(t)
+	wait := transporttest.Stall(t)
 	srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { wait(r) })
 	tr := transport.New("p", chain.Timeouts{FirstToken: 150 * time.Millisecond, Total: time.Minute})
 	ex, _, err := get(t, tr, context.Background(), srv.URL)
@@ -96,7 +85,7 @@ func TestFirstTokenTimeoutBeforeHeaders(t *testing.T) {
 }
 
 func TestKeepAliveCommentsAreNotAnswerBytes(t *testing.T) {
-	wait := stall(t)
+	wait := transporttest.Stall(t)
 	srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
@@ -142,7 +131,7 @@ func TestKeepAliveThenData(t *testing.T) {
 }
 
 func TestIdleTimeoutMidStream(t *testing.T) {
-	wait := stall(t)
+	wait := transporttest.Stall(t)
 	srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: {\"part\":1}\n\n")
@@ -178,7 +167,7 @@ func TestTotalTimeoutWhileTrickling(t *testing.T) {
 }
 
 func TestCallerDeadline(t *testing.T) {
-	wait := stall(t)
+	wait := transporttest.Stall(t)
 	srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { wait(r) })
 	tr := transport.New("p", chain.Timeouts{})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)

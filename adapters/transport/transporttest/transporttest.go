@@ -130,3 +130,17 @@ func (s *Server) Last(t testing.TB) Request {
 	}
 	return r[len(r)-1]
 }
+
+// Stall returns a handler step that blocks until the client gives up on
+// the request (its context ends) or the test ends: a server that never
+// answers, for timeout tests.
+func Stall(t testing.TB) func(r *http.Request) {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	return func(r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}
+}
