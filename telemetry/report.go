@@ -338,18 +338,7 @@ FROM calls WHERE ts >= ? AND ts < ? GROUP BY day, provider ORDER BY day, provide
 }
 
 func (s *Store) reportJobs(ctx context.Context, d *ReportData, from, to string) error {
-	return s.each(ctx, `SELECT status, COUNT(*) FROM jobs WHERE updated_at >= ? AND updated_at < ? GROUP BY status`,
-		[]any{from, to}, func(r *sql.Rows) error {
-			var (
-				st string
-				n  int
-			)
-			if err := r.Scan(&st, &n); err != nil {
-				return err
-			}
-			d.Jobs[st] = n
-			return nil
-		})
+	return s.countBy(ctx, d.Jobs, `SELECT status, COUNT(*) FROM jobs WHERE updated_at >= ? AND updated_at < ? GROUP BY status`, from, to)
 }
 
 func (s *Store) reportFallback(ctx context.Context, d *ReportData, hist, to string) error {
@@ -546,16 +535,20 @@ FROM health_checks WHERE ts >= ? AND ts < ? ORDER BY ts, id`, []any{from, to}, f
 }
 
 func (s *Store) reportAlerts(ctx context.Context, d *ReportData, from, to string) error {
-	return s.each(ctx, `SELECT rule, COUNT(*) FROM alerts WHERE created_at >= ? AND created_at < ? GROUP BY rule`,
-		[]any{from, to}, func(r *sql.Rows) error {
-			var (
-				rule string
-				n    int
-			)
-			if err := r.Scan(&rule, &n); err != nil {
-				return err
-			}
-			d.Alerts[rule] = n
-			return nil
-		})
+	return s.countBy(ctx, d.Alerts, `SELECT rule, COUNT(*) FROM alerts WHERE created_at >= ? AND created_at < ? GROUP BY rule`, from, to)
+}
+
+// countBy runs a (key, count) query and stores each row in m.
+func (s *Store) countBy(ctx context.Context, m map[string]int, q string, args ...any) error {
+	return s.each(ctx, q, args, func(r *sql.Rows) error {
+		var (
+			k string
+			n int
+		)
+		if err := r.Scan(&k, &n); err != nil {
+			return err
+		}
+		m[k] = n
+		return nil
+	})
 }
