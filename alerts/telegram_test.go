@@ -140,7 +140,9 @@ type tgNopPublisher struct{}
 func (tgNopPublisher) Prepare(_ context.Context, a chain.Article) (chain.Delivery, error) {
 	return chain.Delivery{JobID: a.JobID, Location: "nop://" + a.JobID}, nil
 }
-func (tgNopPublisher) Deliver(_ context.Context, d chain.Delivery) (string, error) { return d.Location, nil }
+func (tgNopPublisher) Deliver(_ context.Context, d chain.Delivery) (string, error) {
+	return d.Location, nil
+}
 
 func tgMust(t *testing.T, err error) {
 	t.Helper()
