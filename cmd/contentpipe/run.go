@@ -66,10 +66,12 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	prog := newProgress(a.stdout, total)
 	defer prog.close()
 	ch.Progress = prog.event
+	pub := buildPublisher(cfg)
+	newCrashPoints().arm(store, pub)
 	r := &chain.Runner{
 		Chain:     ch,
 		Jobs:      store,
-		Publisher: buildPublisher(cfg),
+		Publisher: pub,
 		Notifier:  alerts.NewOutbox(store, a.stderr),
 		Owner:     proc.Owner,
 		Alive:     store.Alive,
