@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -221,5 +222,50 @@ func TestCrashPoints(t *testing.T) {
 			t.Logf("%s: %d durable steps per run; %d single-kill and %d two-kill sequences; %d kills landed; 0 doubles, 0 lost (%s)",
 				kind, fig.points.Load(), fig.single.Load(), fig.double.Load(), fig.killed.Load(), time.Since(start).Round(time.Second))
 		})
+	}
+}
+
+// TestRunsInSeparatePIDNamespaces starts two runs at once, each as pid 1 of
+// its own PID namespace (two containers with one hostname): with claims
+// owned by host + pid each took the other's claims for its own and 6-9 of
+// 12 jobs were published twice. Every job must be published once and
+// generated once. It needs unshare(1) and the right to create namespaces
+// (root); elsewhere it is skipped with the reason.
+func TestRunsInSeparatePIDNamespaces(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare is not installed (util-linux)")
+	}
+	if out, err := exec.Command(unshare, "--pid", "--fork", "--mount-proc", "true").CombinedOutput(); err != nil {
+		t.Skipf("cannot create a PID namespace here (needs root): %v %s", err, out)
+	}
+	slow := sim.Profile{FirstTokenDelay: 20 * time.Millisecond}
+	profiles := map[sim.Flavor]sim.Profile{sim.FlavorGemini: slow, sim.FlavorGroq: slow, sim.FlavorCerebras: slow, sim.FlavorOpenRouter: slow}
+	const topics = 12
+	w := newSimWorld(t, topics, profiles, "")
+	results := make(chan result, 2)
+	for range 2 {
+		go func() {
+			results <- runProgram(t, w.dir, w.env, unshare, "--pid", "--fork", "--mount-proc", "sh", "-c", `echo "pid $$"; exec "$0" run`, binary(t))
+		}()
+	}
+	for range 2 {
+		r := <-results
+		if !strings.HasPrefix(r.stdout, "pid 1\n") || r.code != 0 {
+			t.Fatalf("run in a PID namespace: exit %d:\n%s", r.code, r.stdout)
+		}
+	}
+	byJob := publishedFiles(t, w.dir)
+	for id, fs := range byJob {
+		if len(fs) != 1 {
+			t.Errorf("job %s published %d times", id, len(fs))
+		}
+	}
+	if len(byJob) != topics {
+		t.Fatalf("%d of %d jobs published", len(byJob), topics)
+	}
+	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
+	if n := count(t, db, `SELECT COUNT(*) FROM calls WHERE outcome = 'ok'`); n != topics {
+		t.Fatalf("%d ok calls for %d jobs: a job was generated twice", n, topics)
 	}
 }
