@@ -102,6 +102,9 @@ func (t *tree) index(n ast.Node, path string, line int, set func(ast.Node), anch
 	v := t.unwrap(n, s, anchors)
 	switch w := v.(type) {
 	case *ast.AliasNode:
+		if w.Value != nil && w.Value.GetToken() != nil {
+			t.byTok[w.Value.GetToken()] = s // goccy reports an alias at its name
+		}
 		if name := aliasName(w); !anchors[name] {
 			t.aliasError(s, name)
 		}

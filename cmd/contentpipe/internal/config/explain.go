@@ -64,6 +64,15 @@ func (t *tree) explain(err error, root reflect.Type) bool {
 			return true
 		}
 	}
+	if errors.As(err, &yerr) {
+		// An alias whose anchor went with an entry taken out above.
+		if s := t.at(yerr.GetToken()); s != nil {
+			if a, ok := resolve(s.value).(*ast.AliasNode); ok {
+				t.aliasError(s, aliasName(a))
+				return true
+			}
+		}
+	}
 	line, msg := 1, err.Error()
 	if errors.As(err, &yerr) {
 		msg = yerr.GetMessage()
@@ -71,7 +80,7 @@ func (t *tree) explain(err error, root reflect.Type) bool {
 			line = tk.Position.Line
 		}
 	}
-	t.errs = append(t.errs, &Error{File: t.file, Line: line, Msg: "cannot decode: " + msg, Fix: "check this line against " + exampleConfig})
+	t.errs = append(t.errs, &Error{File: t.file, Line: line, Msg: "cannot decode: " + msg, Fix: "check this line (" + exampleConfig + ")"})
 	return false
 }
 
