@@ -82,6 +82,12 @@ func (p *loader) quality(r rawQuality) {
 		p.fail("quality.schema", "fix the JSON in the schema file (or restore data/article.schema.json)", "quality.schema: %s is not a JSON object: %v", q.Schema, err)
 		return
 	}
+	if p.opt.CheckSchema != nil {
+		if err := p.opt.CheckSchema(data); err != nil {
+			p.fail("quality.schema", "fix the schema file (or restore data/article.schema.json)", "quality.schema: %s: %v", q.Schema, err)
+			return
+		}
+	}
 	q.SchemaJSON = data
 }
 

@@ -297,6 +297,9 @@ type Loader struct {
 	// every well-formed code. Languages, if set, is listed in the message.
 	LanguageSupported func(code string) bool
 	Languages         []string
+	// CheckSchema compiles the article schema file; its error is reported
+	// at quality.schema. nil: the file need only be a JSON object.
+	CheckSchema func(schemaJSON []byte) error
 }
 
 func (l Loader) getenv(name string) string {

@@ -268,6 +268,9 @@ func parentPath(path string) string {
 // line is the line of path, or of its nearest parent present in the file.
 func (t *tree) line(path string) int {
 	for {
+		if path == t.root {
+			return 1
+		}
 		if s, ok := t.paths[path]; ok {
 			return s.line
 		}

@@ -316,3 +316,20 @@ func TestDurationsDecoded(t *testing.T) {
 		t.Errorf("%v %+v", err, cfg)
 	}
 }
+
+func TestSchemaHook(t *testing.T) {
+	ld := Loader{Getenv: env(fullEnv()), CheckSchema: func(b []byte) error {
+		if strings.Contains(string(b), `"type": "object"`) {
+			return nil
+		}
+		return errors.New("compile schema: not an object schema")
+	}}
+	dir := writeTree(t, map[string]string{"data/article.schema.json": schemaJSON, "bad.json": `{"type": 5}`})
+	if _, err := ld.Parse(dir+"/c.yaml", []byte(twoLinks)); err != nil {
+		t.Errorf("good schema: %v", err)
+	}
+	_, err := ld.Parse(dir+"/c.yaml", []byte("quality:\n  schema: bad.json\n"+twoLinks))
+	if es := errorsOf(t, err); len(es) != 1 || es[0].Line != 2 || !strings.Contains(es[0].Msg, "bad.json: compile schema: not an object schema") {
+		t.Errorf("bad schema: %v", err)
+	}
+}

@@ -313,8 +313,11 @@ func (p *loader) link(r rawLink, path string, seen map[string]int) (Link, linkPo
 	set(&l.Stream, r.Stream)
 	set(&l.Prompt, r.Prompt)
 	if l.Prompt != "" && p.prompts != nil {
-		p.check(contains(p.prompts, l.Prompt), path+".prompt", suggest(l.Prompt, p.prompts, "available prompts")+"; or remove prompt: for the "+l.Kind+" family's default",
-			"%s: unknown prompt %q", where, l.Prompt)
+		fix := suggest(l.Prompt, p.prompts, "available prompts")
+		if closest(l.Prompt, p.prompts) == "" {
+			fix = "use one of " + strings.Join(p.prompts, ", ") + ", or remove prompt: to use the " + l.Kind + " family's template"
+		}
+		p.check(contains(p.prompts, l.Prompt), path+".prompt", fix, "%s: unknown prompt %q", where, l.Prompt)
 	}
 	return l, pos
 }
