@@ -101,3 +101,17 @@ func TestConfigCheckTopicsToo(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out, stderr.String())
 	}
 }
+
+// TestRunPrintsEveryProblem: run stops on a bad config with exit 2 and
+// prints all of its problems, not only the first.
+func TestRunPrintsEveryProblem(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := execute(context.Background(), []string{"run", "--config", filepath.Join("testdata", "config_check", "five_mistakes.yaml")},
+		&stdout, &stderr, func(k string) string { return checkEnv[k] })
+	if code != exitConfig || strings.Count(stderr.String(), "\n  fix: ") != 5 {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join("testdata", "config_check", "data")); err == nil {
+		t.Error("a bad config created the database directory")
+	}
+}
