@@ -139,8 +139,14 @@ func (t *tree) unwrap(n ast.Node, s *slot, anchors map[string]bool) ast.Node {
 			if w.Name != nil {
 				anchors[w.Name.GetToken().Value] = true
 			}
+			if w.Value == nil {
+				w.Value = null(w) // goccy dereferences an empty anchor or tag
+			}
 			n = w.Value
 		case *ast.TagNode:
+			if w.Value == nil {
+				w.Value = null(w)
+			}
 			n = w.Value
 		default:
 			return n
@@ -294,23 +300,54 @@ func (t *tree) isBad(path string) bool {
 	}
 }
 
+// maxDecodeErrors bounds the decode passes (one per problem) on a file that
+// is not a config at all.
+const maxDecodeErrors = 50
+
 // decode decodes the document into dst (a pointer to a raw struct),
 // recording each decode error and taking its entry out until the rest
 // decodes. It reports false when the document cannot be decoded at all.
 func (t *tree) decode(dst any) bool {
 	zero := reflect.ValueOf(dst).Elem()
 	for range len(t.paths) + 2 {
+		if len(t.errs) >= maxDecodeErrors {
+			last := 1
+			for _, e := range t.errs {
+				last = max(last, e.Line)
+			}
+			t.errs = append(t.errs, &Error{File: t.file, Line: last,
+				Msg: fmt.Sprintf("too many problems: stopped after %d", maxDecodeErrors), Fix: "fix these and check again"})
+			return false
+		}
 		zero.Set(reflect.Zero(zero.Type()))
 		if t.body == nil || t.bad[t.root] {
 			return false
 		}
-		err := yaml.NodeToValue(t.body, dst, yaml.DisallowUnknownField(), yaml.AllowDuplicateMapKey())
+		err := decodeNode(t.body, dst)
 		if err == nil {
 			return true
 		}
+		n := len(t.errs)
 		if !t.explain(err, reflect.TypeOf(dst).Elem()) {
+			return false
+		}
+		// Taking the entry out must change what goccy sees; if the same
+		// problem comes back, stop rather than report it again.
+		if len(t.errs) > n && n > 0 && *t.errs[n-1] == *t.errs[len(t.errs)-1] {
+			t.errs = t.errs[:len(t.errs)-1]
 			return false
 		}
 	}
 	return false
+}
+
+// decodeNode is goccy's strict decode of n into dst, with a panic inside
+// goccy (found by fuzzing on odd tags) turned into an error.
+func decodeNode(n ast.Node, dst any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the YAML decoder failed on this file (%v)", r)
+		}
+	}()
+	return yaml.NodeToValue(n, dst, yaml.DisallowUnknownField(), yaml.AllowDuplicateMapKey())
 }

@@ -333,3 +333,16 @@ func TestSchemaHook(t *testing.T) {
 		t.Errorf("bad schema: %v", err)
 	}
 }
+
+func TestTooManyProblems(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(twoLinks)
+	for i := range 80 {
+		fmt.Fprintf(&b, "x%d: 1\n", i)
+	}
+	_, err := parseIn(t, b.String(), fullEnv())
+	es := errorsOf(t, err)
+	if len(es) != maxDecodeErrors+1 || !strings.Contains(es[len(es)-1].Msg, "too many problems") {
+		t.Errorf("%d errors, last %v", len(es), es[len(es)-1])
+	}
+}
