@@ -94,7 +94,8 @@ func syntaxError(file string, err error) *Error {
 // explicit keys and the earlier merges precedence. Aliases to anchors not
 // defined before them, and a key given twice, are reported here.
 func (t *tree) index(n ast.Node, path string, line int, set func(ast.Node), anchors map[string]bool) *slot {
-	s := &slot{path: path, line: line, value: n, set: func(x ast.Node) { set(x) }}
+	s := &slot{path: path, line: line, value: n}
+	s.set = func(x ast.Node) { set(x); s.value = x }
 	s.drop = func() { s.set(null(n)) }
 	if _, dup := t.paths[path]; !dup {
 		t.paths[path] = s

@@ -192,7 +192,9 @@ func envFix(t *tree, path string) string {
 		name := "PROVIDER"
 		if s, ok := t.paths[parentPath(path)+".name"]; ok {
 			if v, ok := s.value.(*ast.StringNode); ok && linkNameRE.MatchString(v.Value) {
-				name = strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(v.Value))
+				if up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(v.Value)); envNameRE.MatchString(up) {
+					name = up
+				}
 			}
 		}
 		example = name + "_" + strings.ToUpper(strings.TrimSuffix(key, "_env"))
