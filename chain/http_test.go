@@ -243,8 +243,8 @@ func (w *world) count(q string, args ...any) int {
 	return int(rows[0][0].(int64))
 }
 
-func (w *world) skips(provider, reason string) int {
-	return w.count("SELECT COUNT(*) FROM skips WHERE provider = ? AND reason = ?", provider, reason)
+func (w *world) skips(provider string, reason chain.SkipReason) int {
+	return w.count("SELECT COUNT(*) FROM skips WHERE provider = ? AND reason = ?", provider, string(reason))
 }
 
 // state reads provider_state: exhausted_until (zero when NULL) and the breaker.

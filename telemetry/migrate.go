@@ -178,6 +178,11 @@ CREATE TABLE cap_reservations (
 );
 CREATE INDEX cap_reservations_day ON cap_reservations (provider, day_start);
 `},
+	{3, "calls.secret_redacted", `
+-- 1 when a configured secret was found in the call's answer, partial text
+-- or error detail and replaced before it was stored.
+ALTER TABLE calls ADD COLUMN secret_redacted INTEGER NOT NULL DEFAULT 0 CHECK (secret_redacted IN (0, 1));
+`},
 }
 
 // SchemaVersion is the newest schema this binary knows.
