@@ -277,4 +277,3 @@ func (c *Chain) Generate(ctx context.Context, job Job) (Result, error) {
 	}
 	return w.res, nil
 }
-
