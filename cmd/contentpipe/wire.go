@@ -15,6 +15,7 @@ import (
 	"github.com/contentpipe/contentpipe/adapters/gemini"
 	"github.com/contentpipe/contentpipe/adapters/openai"
 	"github.com/contentpipe/contentpipe/adapters/sim"
+	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 	"github.com/contentpipe/contentpipe/data"
@@ -203,9 +204,11 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 	}
 	c := &chain.Chain{
 		Policy:   retryPolicy(cfg.Retry),
-		Breaker:  chain.BreakerSettings(cfg.Retry.Circuit),
+		Breaker:  breakerSettings(cfg.Retry.Circuit),
 		Deadline: cfg.Job.Deadline,
 		Store:    store,
+		Notifier: alerts.NewOutbox(store, nil), // queued; the alert flush delivers it
+		Secrets:  secrets(cfg),
 		Gate:     gate,
 		Clock:    chain.RealClock{},
 		Schema:   schema,
@@ -224,12 +227,7 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 	}
 	// Shadow mode: a chain link is shared (same pacer, same cap count); a
 	// candidate gets its own client. See chain.Shadow for the cap rule.
-	c.Shadow = chain.Shadow{SampleRate: cfg.Shadow.SampleRate, Record: func(ctx context.Context, sc chain.ShadowComparison) error {
-		return store.RecordShadowComparison(ctx, telemetry.ShadowComparison{TS: sc.TS, RequestID: sc.RequestID,
-			PrimaryProvider: sc.PrimaryProvider, ShadowProvider: sc.ShadowProvider, PrimaryScore: sc.PrimaryScore,
-			ShadowScore: sc.ShadowScore, ShadowPass: sc.ShadowPass, WordRatio: sc.WordRatio, PrimaryLatency: sc.PrimaryLatency,
-			ShadowLatency: sc.ShadowLatency, PrimaryCostUSD: sc.PrimaryCostUSD, ShadowCostUSD: sc.ShadowCostUSD})
-	}}
+	c.Shadow = chain.Shadow{SampleRate: cfg.Shadow.SampleRate, Record: store.RecordShadowComparison}
 shadows:
 	for _, name := range cfg.Shadow.Providers {
 		for _, l := range c.Links {
@@ -290,6 +288,23 @@ func processAlive(host string) func(chain.Owner) bool {
 		err := syscall.Kill(o.PID, 0)
 		return err == nil || errors.Is(err, syscall.EPERM)
 	}
+}
+
+// breakerSettings maps `retry.circuit` onto the chain's breaker.
+func breakerSettings(c config.Circuit) chain.BreakerSettings {
+	return chain.BreakerSettings{Window: c.Window, MinSamples: c.MinSamples, FailureRate: c.FailureRate,
+		Cooldown: c.Cooldown, MaxCooldown: c.MaxCooldown, CloseAfter: c.CloseAfter}
+}
+
+// secrets returns every secret value the config resolved from the
+// environment (API keys, the webhook secret, the Telegram bot token), for
+// the chain to scrub from providers' answers.
+func secrets(cfg *config.Config) []string {
+	var out []string
+	for _, l := range append(append([]config.Link(nil), cfg.Chain...), cfg.Candidates...) {
+		out = append(out, l.APIKey)
+	}
+	return append(out, string(cfg.Publish.Secret), cfg.Alerts.Telegram.Token)
 }
 
 // retryPolicy maps the `retry:` section onto the chain's policy, where a
