@@ -3,6 +3,7 @@ package chain
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,8 +20,10 @@ const maxBreakerEvents = 64
 
 // BreakerSettings tunes a circuit breaker. The zero value of every field
 // means its default: Window 10m, MinSamples 4, FailureRate 0.5, Cooldown 2m,
-// MaxCooldown 1h, CloseAfter 2.
+// MaxCooldown 1h, CloseAfter 2. Off switches the breaker off: it records
+// nothing and always allows.
 type BreakerSettings struct {
+	Off         bool
 	Window      time.Duration // sliding window of recorded calls
 	MinSamples  int           // calls in the window before the rate counts
 	FailureRate float64       // share of failures in the window that opens the circuit
@@ -88,6 +91,57 @@ func (e *BreakerEvent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// BreakerEvents is the breaker's sliding window. It is coded as one JSON
+// array of BreakerEvent numbers by hand: the state is read and written on
+// every call, and decoding 64 elements through encoding/json's per-element
+// calls costs more than the rest of the row.
+type BreakerEvents []BreakerEvent
+
+// MarshalJSON encodes the window as an array of ±Unix milliseconds.
+func (es BreakerEvents) MarshalJSON() ([]byte, error) {
+	if es == nil {
+		return []byte("null"), nil
+	}
+	out := make([]byte, 0, 2+15*len(es))
+	out = append(out, '[')
+	for i, e := range es {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		ms := e.At.UnixMilli()
+		if e.Fail {
+			ms = -ms
+		}
+		out = strconv.AppendInt(out, ms, 10)
+	}
+	return append(out, ']'), nil
+}
+
+// UnmarshalJSON decodes the form MarshalJSON writes (whitespace allowed).
+func (es *BreakerEvents) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		*es = nil
+		return nil
+	}
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return fmt.Errorf("breaker events %.40q: not an array", s)
+	}
+	body := strings.TrimSpace(s[1 : len(s)-1])
+	out := BreakerEvents{}
+	for body != "" {
+		num, rest, _ := strings.Cut(body, ",")
+		var e BreakerEvent
+		if err := e.UnmarshalJSON([]byte(strings.TrimSpace(num))); err != nil {
+			return err
+		}
+		out = append(out, e)
+		body = strings.TrimSpace(rest)
+	}
+	*es = out
+	return nil
+}
+
 // Breaker is the persisted circuit breaker of one provider (closed → open →
 // half-open → closed). Its zero value is a closed breaker with no history.
 // It is plain data: it is not safe for concurrent use, and callers mutate it
@@ -100,7 +154,7 @@ func (e *BreakerEvent) UnmarshalJSON(b []byte) error {
 // it opened) are ignored.
 type Breaker struct {
 	State    string         `json:"state"`            // BreakerClosed, BreakerOpen, BreakerHalfOpen; "" = closed
-	Events   []BreakerEvent `json:"events,omitempty"` // sliding window (closed state only)
+	Events   BreakerEvents `json:"events,omitempty"` // sliding window (closed state only)
 	OpenedAt time.Time      `json:"opened_at,omitempty"`
 	// Cooldown is the current open period; 0 means the settings' Cooldown.
 	Cooldown time.Duration `json:"cooldown,omitempty"`
@@ -142,6 +196,9 @@ func (b *Breaker) cooldown(s BreakerSettings) time.Duration {
 // A closed circuit always allows.
 func (b *Breaker) Allow(s BreakerSettings, now time.Time) (ok bool, tr *Transition) {
 	s = s.WithDefaults()
+	if s.Off {
+		return true, nil
+	}
 	switch b.Current() {
 	case BreakerOpen:
 		if now.Before(b.OpenedAt.Add(b.cooldown(s))) {
@@ -170,6 +227,9 @@ func (b *Breaker) Allow(s BreakerSettings, now time.Time) (ok bool, tr *Transiti
 // successful probes close it and reset the cooldown.
 func (b *Breaker) Record(s BreakerSettings, now time.Time, failure bool) *Transition {
 	s = s.WithDefaults()
+	if s.Off {
+		return nil
+	}
 	switch b.Current() {
 	case BreakerOpen:
 		return nil

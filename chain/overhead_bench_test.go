@@ -21,7 +21,8 @@ import (
 // gate reduced to decoding the article (decodeGate). Each sub-benchmark
 // reports its p50 and p99 latency per op in µs; the overhead is the chain's
 // figure minus the baseline's. "failover" is a first link answering 503 and
-// a second answering, against two plain requests.
+// a second answering, against two plain requests (the breaker off, so
+// that every op fails over).
 func BenchmarkOverhead(b *testing.B) {
 	ok := capture(b, sim.FlavorCerebras, sim.Profile{Seed: 1})
 	down := sim.Profile{Rates: map[sim.Fault]float64{sim.FaultUnavailable: 1}}
@@ -34,6 +35,8 @@ func BenchmarkOverhead(b *testing.B) {
 	b.Run("healthy/chain", func(b *testing.B) {
 		w := benchWorld(b, spec{name: "cerebras", flavor: sim.FlavorCerebras, baseURL: replay(b, ok)})
 		w.chain.Gate = decodeGate{}
+		// The default breaker: every success is a sample in its window.
+		w.chain.Breaker = chain.BreakerSettings{}
 		measureJobs(b, w)
 	})
 	b.Run("failover/nethttp", func(b *testing.B) {
