@@ -153,9 +153,9 @@ func (es *BreakerEvents) UnmarshalJSON(b []byte) error {
 // all. Results recorded while the circuit is open (calls that started before
 // it opened) are ignored.
 type Breaker struct {
-	State    string         `json:"state"`            // BreakerClosed, BreakerOpen, BreakerHalfOpen; "" = closed
+	State    string        `json:"state"`            // BreakerClosed, BreakerOpen, BreakerHalfOpen; "" = closed
 	Events   BreakerEvents `json:"events,omitempty"` // sliding window (closed state only)
-	OpenedAt time.Time      `json:"opened_at,omitempty"`
+	OpenedAt time.Time     `json:"opened_at,omitempty"`
 	// Cooldown is the current open period; 0 means the settings' Cooldown.
 	Cooldown time.Duration `json:"cooldown,omitempty"`
 	// Successes counts consecutive successful probes in half-open.
