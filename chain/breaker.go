@@ -7,11 +7,15 @@ import (
 	"time"
 )
 
-// Breaker states as stored in Breaker.State. The empty string is closed.
+// BreakerState is the state of a circuit breaker, as stored in
+// Breaker.State and named in provider_events.
+type BreakerState string
+
+// Breaker states. The empty state is closed.
 const (
-	BreakerClosed   = "closed"
-	BreakerOpen     = "open"
-	BreakerHalfOpen = "half_open"
+	BreakerClosed   BreakerState = "closed"
+	BreakerOpen     BreakerState = "open"
+	BreakerHalfOpen BreakerState = "half_open"
 )
 
 // maxBreakerEvents bounds Breaker.Events so that a busy provider's stored
@@ -153,7 +157,7 @@ func (es *BreakerEvents) UnmarshalJSON(b []byte) error {
 // all. Results recorded while the circuit is open (calls that started before
 // it opened) are ignored.
 type Breaker struct {
-	State    string        `json:"state"`            // BreakerClosed, BreakerOpen, BreakerHalfOpen; "" = closed
+	State    BreakerState  `json:"state"`            // BreakerClosed, BreakerOpen, BreakerHalfOpen; "" = closed
 	Events   BreakerEvents `json:"events,omitempty"` // sliding window (closed state only)
 	OpenedAt time.Time     `json:"opened_at,omitempty"`
 	// Cooldown is the current open period; 0 means the settings' Cooldown.
@@ -167,7 +171,7 @@ type Breaker struct {
 }
 
 // Current returns the state name, with "" reported as BreakerClosed.
-func (b *Breaker) Current() string {
+func (b *Breaker) Current() BreakerState {
 	if b.State == "" {
 		return BreakerClosed
 	}
@@ -297,8 +301,8 @@ func (b *Breaker) counts() (fails, total int) {
 	return fails, len(b.Events)
 }
 
-func (b *Breaker) move(to string, now time.Time, detail string) *Transition {
+func (b *Breaker) move(to BreakerState, now time.Time, detail string) *Transition {
 	from := b.Current()
 	b.State = to
-	return &Transition{TS: now, Kind: "breaker", From: from, To: to, Detail: detail}
+	return &Transition{TS: now, Kind: TransitionBreaker, From: string(from), To: string(to), Detail: detail}
 }

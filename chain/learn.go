@@ -29,7 +29,7 @@ func (l Lesson) Apply(st *ProviderState, s BreakerSettings, now time.Time, provi
 			from = "exhausted"
 		}
 		st.ExhaustedUntil, st.ExhaustedReason = l.ExhaustUntil, l.ExhaustReason
-		trs = append(trs, &Transition{TS: now, Kind: "exhausted", From: from, To: "exhausted",
+		trs = append(trs, &Transition{TS: now, Kind: TransitionExhausted, From: from, To: "exhausted",
 			Detail: fmt.Sprintf("%s until %s", l.ExhaustReason, l.ExhaustUntil.UTC().Format(time.RFC3339))})
 	}
 	return transitions(provider, trs...)

@@ -97,11 +97,21 @@ type Skip struct {
 	Until     time.Time
 }
 
+// TransitionKind is the kind of a provider state change
+// (provider_events.kind).
+type TransitionKind string
+
+// Transition kinds.
+const (
+	TransitionBreaker   TransitionKind = "breaker"   // From/To are BreakerStates
+	TransitionExhausted TransitionKind = "exhausted" // From "available" or "exhausted", To "exhausted"
+)
+
 // Transition is a recorded provider state change (breaker, exhaustion).
 type Transition struct {
 	TS       time.Time
 	Provider string
-	Kind     string // "breaker" | "exhausted"
+	Kind     TransitionKind
 	From, To string
 	Detail   string
 }
