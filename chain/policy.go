@@ -19,8 +19,8 @@ const NoRetries = -1
 const NoWait time.Duration = -1
 
 // RetryPolicy is the `retry:` section of the config: what the chain does
-// after a failed call (SPEC §3). The zero value RetryPolicy{} is the SPEC
-// default policy. In any other value a zero field means its default, except
+// after a failed call (README "How a job walks the chain"). The zero value
+// RetryPolicy{} is the default policy. In any other value a zero field means its default, except
 // AuthHalt, which is taken as written; an explicit zero is written with the
 // NoRetries and NoWait sentinels. A config loader should therefore start from
 // DefaultRetryPolicy(), overwrite the keys the file sets, and map
@@ -35,7 +35,7 @@ type RetryPolicy struct {
 	OtherWait             time.Duration // wait after a timeout, broken stream or other 4xx; 0 = 10s, NoWait = none
 }
 
-// DefaultRetryPolicy returns the SPEC §3 defaults: rate_limited {wait: 30s,
+// DefaultRetryPolicy returns the documented defaults: rate_limited {wait: 30s,
 // max_retries: 2, max_wait: 60s}, server_error {wait: 0s}, auth_error
 // {halt: true}, other {wait: 10s}.
 func DefaultRetryPolicy() RetryPolicy {

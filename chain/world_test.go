@@ -54,7 +54,7 @@ type world struct {
 	events []chain.Event
 }
 
-// testPolicy is the SPEC policy scaled down to milliseconds.
+// testPolicy is the default policy scaled down to milliseconds.
 func testPolicy() chain.RetryPolicy {
 	return chain.RetryPolicy{
 		RateLimitedWait:       200 * time.Millisecond,
