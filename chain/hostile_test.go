@@ -153,3 +153,30 @@ func TestSecretsEchoedAreScrubbed(t *testing.T) {
 		t.Fatalf("%d calls marked secret_redacted, want 2", n)
 	}
 }
+
+// cancelling is a Provider whose call ends its caller's context (a
+// SIGTERM arriving mid-call) and then fails.
+type cancelling struct{ cancel context.CancelFunc }
+
+func (p cancelling) Generate(context.Context, chain.Request) (chain.Response, error) {
+	p.cancel()
+	return chain.Response{}, &chain.ProviderError{Provider: "a", Status: 503, Outcome: chain.OutcomeServerError, Message: "unavailable"}
+}
+
+// TestHealthRecordsAfterCancel: a health call whose context ends during the
+// call is still recorded, as every call is (the health walk used to record
+// under the cancellable context and lose the row).
+func TestHealthRecordsAfterCancel(t *testing.T) {
+	w := newWorld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reset, _ := chain.ParseCapReset("")
+	w.chain.Links = []*chain.Link{{Name: "a", Model: "m", Family: "openai", CapReset: reset, Provider: cancelling{cancel}}}
+	hs, err := w.chain.Health(ctx, func(string) chain.Prompt { return chain.Prompt{System: "s", User: "u", Version: "h"} }, nil)
+	if err != nil || len(hs) != 1 || hs[0].Status != chain.HealthFailed {
+		t.Fatalf("health %+v err %v", hs, err)
+	}
+	if n := w.count("SELECT COUNT(*) FROM calls WHERE provider = 'a' AND purpose = 'health' AND outcome = 'server_error'"); n != 1 {
+		t.Fatalf("%d health calls recorded, want 1", n)
+	}
+}
