@@ -207,7 +207,6 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 		Breaker:  breakerSettings(cfg.Retry.Circuit),
 		Deadline: cfg.Job.Deadline,
 		Store:    store,
-		Notifier: alerts.NewOutbox(store, nil), // queued; the alert flush delivers it
 		Secrets:  secrets(cfg),
 		Gate:     gate,
 		Clock:    chain.RealClock{},
@@ -217,6 +216,9 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 				TargetWords: j.TargetWords, MinSections: cfg.Quality.MinSections, MinSectionWords: cfg.Quality.MinSectionWords})
 			return chain.Prompt{System: r.System, User: r.User, Version: r.Version}, err
 		},
+	}
+	if store != nil { // simulate builds a template chain without a store
+		c.Notifier = alerts.NewOutbox(store, nil) // queued; the alert flush delivers it
 	}
 	for _, l := range cfg.Chain {
 		cl, err := buildLink(ctx, l)
