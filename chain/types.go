@@ -1,6 +1,7 @@
 // Package chain walks the ordered failover chain of providers for one job:
 // the retry/failover policy, the deadline budget, daily caps, exhaustion,
-// the circuit breaker, shadow calls and the health walk. It imports no SDK;
+// the circuit breaker, shadow calls and the health walk, all through one
+// attempt pipeline (attempt.go) and one pure policy (decide.go). It imports no SDK;
 // adapters implement Provider and return *ProviderError for every failure.
 package chain
 
@@ -14,7 +15,8 @@ import (
 // Outcome is the classified result of one attempt, stored in calls.outcome.
 type Outcome string
 
-// The outcomes of SPEC §7. Every attempt maps to exactly one.
+// The outcomes stored in calls.outcome (README "The database"). Every
+// attempt maps to exactly one.
 const (
 	OutcomeOK                Outcome = "ok"
 	OutcomeRejected          Outcome = "rejected"

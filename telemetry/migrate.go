@@ -196,6 +196,11 @@ CREATE TABLE meta (
 	updated_at TEXT NOT NULL
 );
 `},
+	{3, "calls.secret_redacted", `
+-- 1 when a configured secret was found in the call's answer, partial text
+-- or error detail and replaced before it was stored.
+ALTER TABLE calls ADD COLUMN secret_redacted INTEGER NOT NULL DEFAULT 0 CHECK (secret_redacted IN (0, 1));
+`},
 }
 
 // SchemaVersion is the newest schema this binary knows.

@@ -219,7 +219,9 @@ func buildDSN(path string, readOnly bool) (string, error) {
 	if !strings.HasPrefix(esc, "/") {
 		esc = "/" + esc
 	}
-	q := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1", BusyTimeout.Milliseconds())
+	// The statement cache keeps each connection's prepared statements:
+	// the same few statements run for every call.
+	q := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1&_stmt_cache_size=32", BusyTimeout.Milliseconds())
 	if readOnly {
 		q += "&mode=ro&_query_only=1"
 	} else {

@@ -354,6 +354,13 @@ func (forgetful) UpdateProviderState(_ context.Context, _ string, fn func(*chain
 	return nil
 }
 
+// RecordAttempt records the attempt's call and cap rows and forgets what it
+// taught.
+func (f forgetful) RecordAttempt(ctx context.Context, r chain.AttemptRecord) error {
+	r.Learn = nil
+	return f.Store.RecordAttempt(ctx, r)
+}
+
 // walk is one job's pass through the chain in one run.
 type walk struct {
 	start, end time.Time

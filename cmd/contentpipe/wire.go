@@ -8,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/contentpipe/contentpipe/adapters/gemini"
 	"github.com/contentpipe/contentpipe/adapters/openai"
 	"github.com/contentpipe/contentpipe/adapters/sim"
+	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 	"github.com/contentpipe/contentpipe/data"
@@ -227,9 +227,10 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 	}
 	c := &chain.Chain{
 		Policy:   retryPolicy(cfg.Retry),
-		Breaker:  chain.BreakerSettings(cfg.Retry.Circuit),
+		Breaker:  breakerSettings(cfg.Retry.Circuit),
 		Deadline: cfg.Job.Deadline,
 		Store:    store,
+		Secrets:  secrets(cfg),
 		Gate:     gate,
 		Clock:    chain.RealClock{},
 		Schema:   schema,
@@ -238,6 +239,9 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 				TargetWords: j.TargetWords, MinSections: cfg.Quality.MinSections, MinSectionWords: cfg.Quality.MinSectionWords})
 			return chain.Prompt{System: r.System, User: r.User, Version: r.Version}, err
 		},
+	}
+	if store != nil { // simulate builds a template chain without a store
+		c.Notifier = alerts.NewOutbox(store, nil) // queued; the alert flush delivers it
 	}
 	for _, l := range cfg.Chain {
 		cl, err := buildLink(ctx, l)
@@ -248,12 +252,7 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 	}
 	// Shadow mode: a chain link is shared (same pacer, same cap count); a
 	// candidate gets its own client. See chain.Shadow for the cap rule.
-	c.Shadow = chain.Shadow{SampleRate: cfg.Shadow.SampleRate, Record: func(ctx context.Context, sc chain.ShadowComparison) error {
-		return store.RecordShadowComparison(ctx, telemetry.ShadowComparison{TS: sc.TS, RequestID: sc.RequestID,
-			PrimaryProvider: sc.PrimaryProvider, ShadowProvider: sc.ShadowProvider, PrimaryScore: sc.PrimaryScore,
-			ShadowScore: sc.ShadowScore, ShadowPass: sc.ShadowPass, WordRatio: sc.WordRatio, PrimaryLatency: sc.PrimaryLatency,
-			ShadowLatency: sc.ShadowLatency, PrimaryCostUSD: sc.PrimaryCostUSD, ShadowCostUSD: sc.ShadowCostUSD})
-	}}
+	c.Shadow = chain.Shadow{SampleRate: cfg.Shadow.SampleRate, Record: store.RecordShadowComparison}
 shadows:
 	for _, name := range cfg.Shadow.Providers {
 		for _, l := range c.Links {
@@ -300,20 +299,21 @@ func jobsFor(cfg *config.Config, topics []config.Topic, slot string) []chain.Job
 	return jobs
 }
 
-// processAlive reports whether a run process that holds claims still lives:
-// on this host by signal 0; on another host it is assumed alive (its lease
-// decides).
-func processAlive(host string) func(chain.Owner) bool {
-	return func(o chain.Owner) bool {
-		if o.Host != host {
-			return true
-		}
-		if o.PID == os.Getpid() {
-			return true
-		}
-		err := syscall.Kill(o.PID, 0)
-		return err == nil || errors.Is(err, syscall.EPERM)
+// breakerSettings maps `retry.circuit` onto the chain's breaker.
+func breakerSettings(c config.Circuit) chain.BreakerSettings {
+	return chain.BreakerSettings{Window: c.Window, MinSamples: c.MinSamples, FailureRate: c.FailureRate,
+		Cooldown: c.Cooldown, MaxCooldown: c.MaxCooldown, CloseAfter: c.CloseAfter}
+}
+
+// secrets returns every secret value the config resolved from the
+// environment (API keys, the webhook secret, the Telegram bot token), for
+// the chain to scrub from providers' answers.
+func secrets(cfg *config.Config) []string {
+	var out []string
+	for _, l := range append(append([]config.Link(nil), cfg.Chain...), cfg.Candidates...) {
+		out = append(out, l.APIKey)
 	}
+	return append(out, string(cfg.Publish.Secret), cfg.Alerts.Telegram.Token)
 }
 
 // retryPolicy maps the `retry:` section onto the chain's policy, where a
