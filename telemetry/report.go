@@ -27,6 +27,8 @@ type ReportData struct {
 	Providers []ProviderCalls // calls per provider, most expensive first
 	Totals    ProviderCalls   // every call of the window (Provider "")
 	DailyCost []DailyCost     // per day and provider, only pairs with calls; by day, then provider
+	// HourlyCost is DailyCost per hour: Day holds the hour, "YYYY-MM-DDTHH".
+	HourlyCost []DailyCost
 
 	Jobs          map[string]int // jobs per current status, among jobs updated in the window
 	Fallback      []DailyShare   // per day of the window (every day, also empty ones); nil without FirstLink
@@ -41,6 +43,8 @@ type ReportData struct {
 	Skips  []SkipCount    // per provider and reason, by provider then reason
 	Health []HealthCheck  // health checks of the window, oldest first
 	Alerts map[string]int // alerts created in the window per rule
+	// Incidents are the incidents open at any time in the window, oldest first.
+	Incidents []Incident
 }
 
 // Empty reports whether the window holds no calls, jobs, skips, shadow
@@ -205,6 +209,8 @@ func (s *Store) Report(ctx context.Context, since, until time.Time, firstLink st
 		{"skips", func() error { return s.reportSkips(ctx, &d, from, to) }},
 		{"health checks", func() error { return s.reportHealth(ctx, &d, from, to) }},
 		{"alerts", func() error { return s.reportAlerts(ctx, &d, from, to) }},
+		{"hourly cost", func() error { return s.reportHourlyCost(ctx, &d, from, to) }},
+		{"incidents", func() error { return s.reportIncidents(ctx, &d) }},
 	}
 	for _, st := range steps {
 		if err := st.fn(); err != nil {
@@ -335,6 +341,31 @@ FROM calls WHERE ts >= ? AND ts < ? GROUP BY day, provider ORDER BY day, provide
 		d.DailyCost = append(d.DailyCost, c)
 		return nil
 	})
+}
+
+func (s *Store) reportHourlyCost(ctx context.Context, d *ReportData, from, to string) error {
+	return s.each(ctx, `SELECT substr(ts, 1, 13) AS hour, provider, COUNT(*), SUM(cost_estimate_usd)
+FROM calls WHERE ts >= ? AND ts < ? GROUP BY hour, provider ORDER BY hour, provider`, []any{from, to}, func(r *sql.Rows) error {
+		var c DailyCost
+		if err := r.Scan(&c.Day, &c.Provider, &c.Calls, &c.CostUSD); err != nil {
+			return err
+		}
+		d.HourlyCost = append(d.HourlyCost, c)
+		return nil
+	})
+}
+
+// reportIncidents reads the window's incidents. A database from before the
+// incidents table (the report opens it read-only, without migrating) has
+// none.
+func (s *Store) reportIncidents(ctx context.Context, d *ReportData) error {
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'incidents'").Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	var err error
+	d.Incidents, err = s.Incidents(ctx, d.Since, d.Until)
+	return err
 }
 
 func (s *Store) reportJobs(ctx context.Context, d *ReportData, from, to string) error {
