@@ -214,9 +214,9 @@ func incidentText(e telemetry.IncidentEvent, now time.Time) message {
 	if e.Change == telemetry.IncidentResolved {
 		span = fmt.Sprintf("down from %s to %s (%s)", stamp(in.OpenedAt), stamp(in.ResolvedAt), roundDur(in.ResolvedAt.Sub(in.OpenedAt)))
 	}
-	still := ""
+	down := "Down"
 	if e.Change == telemetry.IncidentReminder {
-		still = "Still "
+		down = "Still down"
 	}
 	if in.Rule == string(RuleChainDown) {
 		switch e.Change {
@@ -224,7 +224,7 @@ func incidentText(e telemetry.IncidentEvent, now time.Time) message {
 			return message{severity: SeverityInfo, what: fmt.Sprintf("Resolved: the chain publishes again (a job was published at %s).", stamp(in.ResolvedAt)),
 				since: span, done: "The deferred jobs are due again and go out with the next runs.", run: "contentpipe topics"}
 		default:
-			return message{severity: SeverityCritical, what: fmt.Sprintf("%sdown: the whole chain — every provider failed (%s).", still, in.Detail),
+			return message{severity: SeverityCritical, what: fmt.Sprintf("%s: the whole chain — every provider failed (%s).", down, in.Detail),
 				since: span, done: "The jobs stay due and every run tries the chain again; circuit breakers hold failing providers to probe calls. " +
 					"A message follows when a job publishes again, and at most one reminder a day until then.",
 				run: "contentpipe health"}
@@ -235,7 +235,7 @@ func incidentText(e telemetry.IncidentEvent, now time.Time) message {
 		return message{severity: SeverityInfo, what: fmt.Sprintf("Resolved: provider %s answers again (at %s).", in.Provider, stamp(in.ResolvedAt)),
 			since: span, done: "It takes its place in the chain again.", run: "contentpipe report --days 1"}
 	default:
-		return message{severity: SeverityWarning, what: fmt.Sprintf("%sdown: provider %s keeps failing with server errors, timeouts or broken streams (%s).", still, in.Provider, in.Detail),
+		return message{severity: SeverityWarning, what: fmt.Sprintf("%s: provider %s keeps failing with server errors, timeouts or broken streams (%s).", down, in.Provider, in.Detail),
 			since: span, done: fmt.Sprintf("The chain falls back to the next providers and %s's circuit breaker holds it to probe calls; rate limits and quotas are not counted here. "+
 				"A message follows when it answers again.", in.Provider),
 			run: "contentpipe health"}

@@ -143,7 +143,7 @@ func TestChainDownSixHourOutage(t *testing.T) {
 		t.Errorf("provider_down messages during a chain-down incident: %v", pd)
 	}
 	text := s.texts(RuleChainDown)
-	for _, want := range []string{"every provider failed", "Since: 2026-12-01 06:00 UTC", "Automation: ", "Run: `contentpipe health`",
+	for _, want := range []string{"Down: the whole chain — every provider failed", "Since: 2026-12-01 06:00 UTC", "Automation: ", "Run: `contentpipe health`",
 		"gemini server_error (HTTP 503)", "Resolved: the chain publishes again", "down from 2026-12-01 06:00 UTC to 2026-12-01 14:01 UTC (8h1m)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("chain_down texts lack %q:\n%s", want, text)
@@ -284,7 +284,7 @@ func TestLinkDownTwoHours(t *testing.T) {
 		t.Fatalf("chain_down: %v", k)
 	}
 	text := s.texts(RuleProviderDown)
-	for _, want := range []string{"provider gemini keeps failing", "latest server_error (HTTP 503)", "Since: 2026-12-01 06:00 UTC", "Resolved: provider gemini answers again"} {
+	for _, want := range []string{"Down: provider gemini keeps failing", "latest server_error (HTTP 503)", "Since: 2026-12-01 06:00 UTC", "Resolved: provider gemini answers again"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("texts lack %q:\n%s", want, text)
 		}
