@@ -153,5 +153,5 @@ func (r Report) Caption() string {
 	if n := len(r.Flagged()); n > 0 {
 		s += fmt.Sprintf(", %d decay flag(s)", n)
 	}
-	return s + ". Top: cost per provider per day; bottom: quality per provider (× = a rejected answer)."
+	return s + ". Top: cost per provider; bottom: quality per provider (× = a rejected answer)."
 }
