@@ -185,16 +185,22 @@ func (s *Sender) warnClamped(ctx context.Context, sent time.Duration) {
 	if s.Warn == nil {
 		return
 	}
-	now := s.now()
+	a := ClampedAlert(sent, s.now())
+	if err := s.Warn.Notify(ctx, a); err != nil {
+		s.logf("delay_clamped alert not queued", "err", err)
+	}
+}
+
+// ClampedAlert is the delay_clamped warning for a Telegram retry_after of
+// sent seconds, clamped to MaxRetryAfter at now; its key carries the day,
+// so it is raised once a day.
+func ClampedAlert(sent time.Duration, now time.Time) chain.Alert {
 	m := message{severity: SeverityWarning,
 		what:  fmt.Sprintf("Telegram asked to wait %s (retry_after %d s) before the next message; that is beyond belief, so the wait was clamped to %s.", roundDur(sent), int64(sent/time.Second), roundDur(MaxRetryAfter)),
 		since: stamp(now),
 		done:  fmt.Sprintf("Pending alerts are kept in the outbox and tried again after %s; nothing is lost.", roundDur(MaxRetryAfter)),
 		run:   "contentpipe alerts flush"}
-	a := chain.Alert{Key: string(RuleDelayClamped) + ":telegram:" + now.UTC().Format("2006-01-02"), Rule: string(RuleDelayClamped), Severity: string(m.severity), Text: m.text()}
-	if err := s.Warn.Notify(ctx, a); err != nil {
-		s.logf("delay_clamped alert not queued", "err", err)
-	}
+	return chain.Alert{Key: string(RuleDelayClamped) + ":telegram:" + now.UTC().Format("2006-01-02"), Rule: string(RuleDelayClamped), Severity: string(m.severity), Text: m.text()}
 }
 
 func (s *Sender) logf(msg string, args ...any) {

@@ -305,3 +305,29 @@ func TestParseFailureFallsBackToPlainText(t *testing.T) {
 		t.Fatalf("rejected %v, messages %+v", srv.Rejected(), m)
 	}
 }
+
+// TestSendSectionsClampsRetryAfter: a ten-year retry_after is not sat out
+// and comes back clamped to MaxRetryAfter, with the value sent, so that the
+// caller can raise the delay_clamped warning (ClampedAlert).
+func TestSendSectionsClampsRetryAfter(t *testing.T) {
+	srv := telegramtest.NewServer(testToken, testChat)
+	defer srv.Close()
+	srv.Flood(1, 315360000)
+	tg := NewTelegram(testToken, testChat, srv.Endpoint, nil)
+	clock := &vtime{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	tg.Clock = clock
+	err := tg.SendSections(context.Background(), []string{"<b>Report</b>", Pre("a  1")})
+	var de *DeliveryError
+	if !errors.As(err, &de) || de.RetryAfter != MaxRetryAfter || de.ClampedFrom != 315360000*time.Second || len(clock.slept) != 0 {
+		t.Fatalf("err %v (%+v), slept %v", err, de, clock.slept)
+	}
+	a := ClampedAlert(de.ClampedFrom, clock.Now())
+	if a.Key != "delay_clamped:telegram:2026-12-01" || !strings.Contains(a.Text, "retry_after 315360000 s") || !strings.Contains(a.Text, "clamped to 24h") {
+		t.Fatalf("%+v", a)
+	}
+	// The next send, with the flood over, goes through.
+	tgMust(t, tg.SendSections(context.Background(), []string{"<b>Report</b>", Pre("a  1")}))
+	if m := srv.Messages(); len(m) != 1 || m[0].Text != "Report\n\na  1" {
+		t.Fatalf("%+v", m)
+	}
+}

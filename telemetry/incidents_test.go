@@ -218,3 +218,25 @@ func TestDeferredSinceLastPublication(t *testing.T) {
 		t.Fatalf("events %+v", e)
 	}
 }
+
+// TestReportOnADatabaseWithoutIncidents: `report` opens the database
+// read-only, without migrating; a database from before the incidents table
+// still reports (with no incidents).
+func TestReportOnADatabaseWithoutIncidents(t *testing.T) {
+	s, path := openTemp(t)
+	if _, err := s.db.Exec("DROP TABLE incidents; DELETE FROM schema_migrations WHERE version = 4"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordCall(t.Context(), chain.Call{Provider: "gemini", RequestID: "r", Attempt: 1, TS: t0, Outcome: chain.OutcomeOK}); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	d, err := ro.Report(t.Context(), t0.Add(-time.Hour), t0.Add(time.Hour), "gemini")
+	if err != nil || d.Totals.Calls != 1 || len(d.Incidents) != 0 {
+		t.Fatalf("report %+v, %v", d.Totals, err)
+	}
+}

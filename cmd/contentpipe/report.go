@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -111,6 +112,10 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, daysGi
 	var to reportSender = alerts.NewTelegram(tg.Token, tg.ChatID, tg.APIEndpoint, nil)
 	if err := sendReport(ctx, to, rep, copt); err != nil {
 		a.log.Warn("report not sent to Telegram", "err", err)
+		var de *alerts.DeliveryError
+		if errors.As(err, &de) && de.ClampedFrom > 0 {
+			a.queueClamped(ctx, cfg, de.ClampedFrom)
+		}
 		return nil
 	}
 	fmt.Fprintln(a.stdout, "\nreport sent to Telegram")
@@ -135,6 +140,20 @@ func (a *app) queueAndFlush(ctx context.Context, cfg *config.Config, rep alerts.
 		}
 	}
 	a.flushAlerts(ctx, cfg, store)
+}
+
+// queueClamped raises the delay_clamped warning for a retry_after Telegram
+// named while the report was sent; it goes out with the next flush.
+func (a *app) queueClamped(ctx context.Context, cfg *config.Config, sent time.Duration) {
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		a.log.Warn("delay_clamped alert not queued", "err", err)
+		return
+	}
+	defer store.Close()
+	if err := alerts.NewOutbox(store, a.stderr).Notify(ctx, alerts.ClampedAlert(sent, time.Now())); err != nil {
+		a.log.Warn("delay_clamped alert not queued", "err", err)
+	}
 }
 
 // sendReport sends the chart with a short caption, then the report's chat
