@@ -44,14 +44,15 @@ type ChartOptions struct {
 	Threshold float64
 }
 
-// palette is the colour of each provider by its rank in the window, the
-// same in both panels (Okabe–Ito, readable by colour-blind readers).
-var palette = [...]color.RGBA{
-	{0, 114, 178, 255}, {230, 159, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
-	{86, 180, 233, 255}, {213, 94, 0, 255}, {240, 228, 66, 255}, {100, 100, 100, 255},
+// providerColor is the colour of the i-th provider of the window, the same
+// in both panels (the Okabe–Ito palette, readable by colour-blind readers).
+func providerColor(i int) color.Color {
+	palette := [...]color.RGBA{
+		{0, 114, 178, 255}, {230, 159, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
+		{86, 180, 233, 255}, {213, 94, 0, 255}, {240, 228, 66, 255}, {100, 100, 100, 255},
+	}
+	return palette[i%len(palette)]
 }
-
-func providerColor(i int) color.Color { return palette[i%len(palette)] }
 
 // Chart draws the report's chart as a PNG (1200×900 px): on top the cost of
 // each provider per day (per hour when the data spans at most two days) as

@@ -20,17 +20,17 @@ const chainDownKey = string(RuleChainDown)
 // providerDownKey is the incident key of one provider being down.
 func providerDownKey(provider string) string { return string(RuleProviderDown) + ":" + provider }
 
-// downOutcomes are the outcomes that say a provider is down: server errors,
-// timeouts and broken streams. Rate limits and quota exhaustion are not
-// (the provider answered, and automation waits or moves on), nor are auth
-// errors (their own alert) or refusals of one request.
-var downOutcomes = []chain.Outcome{
-	chain.OutcomeServerError, chain.OutcomeTimeoutConnect, chain.OutcomeTimeoutFirstToken,
-	chain.OutcomeTimeoutIdle, chain.OutcomeTimeoutTotal, chain.OutcomeStreamBroken,
+// DownOutcomes returns the outcomes that say a provider is down, the ones
+// provider_down counts: server errors, timeouts and broken streams. Rate
+// limits and quota exhaustion are not (the provider answered, and
+// automation waits or moves on), nor are auth errors (their own alert) or
+// refusals of one request.
+func DownOutcomes() []chain.Outcome {
+	return []chain.Outcome{
+		chain.OutcomeServerError, chain.OutcomeTimeoutConnect, chain.OutcomeTimeoutFirstToken,
+		chain.OutcomeTimeoutIdle, chain.OutcomeTimeoutTotal, chain.OutcomeStreamBroken,
+	}
 }
-
-// DownOutcomes returns the outcomes that count toward provider_down.
-func DownOutcomes() []chain.Outcome { return append([]chain.Outcome(nil), downOutcomes...) }
 
 // AnswerFailure reports whether a provider's latest event in a job's walk
 // is a failure of its answer — an error status, a timeout, a broken
@@ -113,7 +113,7 @@ func walkStory(w telemetry.DeferredWalk) string {
 }
 
 // ProviderDownObservation turns a provider's failure streak (of
-// downOutcomes) into its provider_down observation: active when the
+// DownOutcomes) into its provider_down observation: active when the
 // streak has at least two failures spread over more than after; cleared
 // by the provider's last answer.
 func ProviderDownObservation(s telemetry.FailureStreak, after time.Duration, silent bool) telemetry.IncidentObservation {
@@ -158,7 +158,7 @@ func (r Rules) evaluateIncidents(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	streaks, err := r.Store.FailureStreaks(ctx, downOutcomes)
+	streaks, err := r.Store.FailureStreaks(ctx, DownOutcomes())
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,20 @@ import (
 	"unicode/utf8"
 )
 
-// htmlEntities are the named entities Telegram's HTML parse mode knows.
-var htmlEntities = map[string]string{"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": `"`}
+// htmlEntity resolves the named entities Telegram's HTML parse mode knows.
+func htmlEntity(e string) (string, bool) {
+	switch e {
+	case "&lt;":
+		return "<", true
+	case "&gt;":
+		return ">", true
+	case "&amp;":
+		return "&", true
+	case "&quot;":
+		return `"`, true
+	}
+	return "", false
+}
 
 // ParseHTML parses text as Telegram's HTML parse mode, strictly, and
 // returns the text as displayed or the error the real server would give:
@@ -42,7 +54,7 @@ func ParseHTML(text string) (string, error) {
 			if j < 0 {
 				return "", fmt.Errorf("Unsupported entity at byte offset %d", i)
 			}
-			v, ok := htmlEntities[text[i:i+j+1]]
+			v, ok := htmlEntity(text[i : i+j+1])
 			if !ok {
 				return "", fmt.Errorf("Unsupported HTML entity %q at byte offset %d", text[i:i+j+1], i)
 			}
@@ -63,9 +75,15 @@ func ParseHTML(text string) (string, error) {
 	return out.String(), nil
 }
 
-// simpleTags are the formatting tags that take no attribute.
-var simpleTags = map[string]bool{"b": true, "strong": true, "i": true, "em": true, "u": true, "ins": true,
-	"s": true, "strike": true, "del": true, "code": true, "pre": true, "blockquote": true}
+// simpleTag reports whether name is a formatting tag that takes no
+// attribute.
+func simpleTag(name string) bool {
+	switch name {
+	case "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "code", "pre", "blockquote":
+		return true
+	}
+	return false
+}
 
 // applyTag checks one tag (the text between < and >) against the open
 // tags and returns the new stack.
@@ -96,7 +114,7 @@ func applyTag(stack []string, tag string, at int) ([]string, error) {
 // checkAttrs checks a start tag's name and attributes.
 func checkAttrs(name, attrs, parent string, at int) error {
 	switch {
-	case simpleTags[name] && attrs == "":
+	case simpleTag(name) && attrs == "":
 		return nil
 	case name == "code" && parent == "pre" && strings.HasPrefix(attrs, `class="language-`) && strings.HasSuffix(attrs, `"`) &&
 		!strings.ContainsAny(attrs[len(`class="language-`):len(attrs)-1], `"<>& `):
@@ -106,7 +124,7 @@ func checkAttrs(name, attrs, parent string, at int) error {
 	case name == "a" && strings.HasPrefix(attrs, `href="`) && strings.HasSuffix(attrs, `"`) && len(attrs) > len(`href=""`) &&
 		!strings.ContainsAny(attrs[len(`href="`):len(attrs)-1], `"<> `):
 		return nil
-	case simpleTags[name] || name == "span" || name == "a":
+	case simpleTag(name) || name == "span" || name == "a":
 		return fmt.Errorf("Unsupported attributes %q of tag \"%s\" at byte offset %d", attrs, name, at)
 	}
 	return fmt.Errorf("Unsupported start tag \"%s\" at byte offset %d", name, at)
