@@ -14,7 +14,7 @@ import (
 // Alert is one message for a human, deduplicated by Key.
 type Alert struct {
 	Key      string // dedupe key, e.g. "auth:gemini"
-	Rule     string // e.g. "auth_error", "all_failed"
+	Rule     string // e.g. "auth_error", "delay_clamped"
 	Severity string // "critical" | "warning" | "info"
 	Text     string
 }
@@ -225,7 +225,7 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 		rep.Status, rep.Provider, rep.Model, rep.Score = JobReview, b.Provider, b.Model, b.Score
 		r.finish(jctx, j, JobReview, b, "every answer failed the quality gate")
 		// No alert per job: the daily review_queue rule (alerts.Rules)
-		// reports a non-empty queue once a day (SPEC §8).
+		// reports a non-empty queue once a day.
 	case JobHalted:
 		rep.Status = JobHalted
 		r.finish(jctx, j, JobHalted, nil, res.Halt.Error())
@@ -238,8 +238,8 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 			last = res.Story[n-1]
 		}
 		r.finish(jctx, j, JobDeferred, nil, last)
-		r.notify(jctx, Alert{Key: "all_failed:" + j.ID, Rule: "all_failed", Severity: "critical",
-			Text: fmt.Sprintf("Every provider failed for job %s (%q); it stays due for the next run.\n%s", j.ID, j.Title, strings.Join(res.Story, "\n"))})
+		// No alert per job: a deferred job whose every provider failed
+		// opens the chain-down incident of alerts.Rules, once per incident.
 	}
 	return rep
 }

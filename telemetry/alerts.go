@@ -34,6 +34,19 @@ func (s *Store) EnqueueAlert(ctx context.Context, a Alert, quiet time.Duration, 
 	if a.Key == "" {
 		return false, fmt.Errorf("enqueue alert: empty key")
 	}
+	err = s.write(ctx, "enqueue alert "+a.Key, func(tx *sql.Tx) error {
+		var err error
+		queued, err = enqueueAlertTx(ctx, tx, a, quiet, now)
+		return err
+	})
+	return queued, err
+}
+
+// enqueueAlertTx is EnqueueAlert inside tx.
+func enqueueAlertTx(ctx context.Context, tx *sql.Tx, a Alert, quiet time.Duration, now time.Time) (bool, error) {
+	if a.Key == "" {
+		return false, fmt.Errorf("enqueue alert: empty key")
+	}
 	created, next := a.CreatedAt, a.NextTryAt
 	if created.IsZero() {
 		created = now
@@ -41,26 +54,15 @@ func (s *Store) EnqueueAlert(ctx context.Context, a Alert, quiet time.Duration, 
 	if next.IsZero() {
 		next = now
 	}
-	err = s.write(ctx, "enqueue alert "+a.Key, func(tx *sql.Tx) error {
-		queued = false
-		var n int
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM alerts WHERE key = ? AND (sent_at IS NULL OR sent_at > ?)`,
-			a.Key, FormatTime(now.Add(-quiet))).Scan(&n)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO alerts (key, rule, severity, text, created_at, next_try_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			a.Key, a.Rule, a.Severity, a.Text, FormatTime(created), FormatTime(next))
-		if err != nil {
-			return err
-		}
-		queued = true
-		return nil
-	})
-	return queued, err
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM alerts WHERE key = ? AND (sent_at IS NULL OR sent_at > ?)`,
+		a.Key, FormatTime(now.Add(-quiet))).Scan(&n)
+	if err != nil || n > 0 {
+		return false, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO alerts (key, rule, severity, text, created_at, next_try_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		a.Key, a.Rule, a.Severity, a.Text, FormatTime(created), FormatTime(next))
+	return err == nil, err
 }
 
 // ClaimPendingAlerts leases up to limit pending alerts that are due

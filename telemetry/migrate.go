@@ -201,6 +201,27 @@ CREATE TABLE meta (
 -- or error detail and replaced before it was stored.
 ALTER TABLE calls ADD COLUMN secret_redacted INTEGER NOT NULL DEFAULT 0 CHECK (secret_redacted IN (0, 1));
 `},
+	{4, "incidents", `
+-- Incidents: a condition a human must act on (the whole chain down, one
+-- provider down), from its first evidence to its resolution. At most one
+-- open incident per key; resolved rows stay as history. notified_at is the
+-- last message (opened or reminder) queued for it, NULL while it has not
+-- been announced (a provider down during a chain-down incident).
+CREATE TABLE incidents (
+	id           INTEGER PRIMARY KEY,
+	key          TEXT    NOT NULL,
+	rule         TEXT    NOT NULL,
+	provider     TEXT    NOT NULL DEFAULT '',
+	opened_at    TEXT    NOT NULL,
+	last_seen_at TEXT    NOT NULL,
+	resolved_at  TEXT,
+	notified_at  TEXT,
+	reminders    INTEGER NOT NULL DEFAULT 0,
+	detail       TEXT    NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX incidents_open_key ON incidents (key) WHERE resolved_at IS NULL;
+CREATE INDEX incidents_opened ON incidents (opened_at);
+`},
 }
 
 // SchemaVersion is the newest schema this binary knows.

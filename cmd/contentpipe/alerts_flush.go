@@ -56,7 +56,8 @@ func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *teleme
 		})
 	}
 	host, _ := os.Hostname()
-	s := &alerts.Sender{Store: store, To: to, Owner: host + ":" + strconv.Itoa(os.Getpid()), Log: a.log}
+	s := &alerts.Sender{Store: store, To: to, Owner: host + ":" + strconv.Itoa(os.Getpid()), Log: a.log,
+		Warn: alerts.NewOutbox(store, a.stderr)}
 	res, err := s.Flush(ctx)
 	if err != nil {
 		a.log.Warn("alerts outbox", "err", err)
@@ -73,10 +74,11 @@ func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *teleme
 	return res
 }
 
-// evaluateRules queues the alerts of the database-wide rules (budget,
-// provider_down, review_queue) after a command that made calls.
+// evaluateRules runs the database-wide rules after a command that made
+// calls: the chain_down and provider_down incidents (derived from the
+// recorded calls, skips and jobs), budget and review_queue.
 func (a *app) evaluateRules(ctx context.Context, cfg *config.Config, store *telemetry.Store, links []*chain.Link, now time.Time) {
-	r := alerts.Rules{Store: store, Notifier: alerts.NewOutbox(store, a.stderr), Caps: capLimits(links, now),
+	r := alerts.Rules{Store: store, Notifier: alerts.NewOutbox(store, a.stderr), Console: a.stderr, Caps: capLimits(links, now),
 		BudgetWarnAt: cfg.Alerts.BudgetWarnAt, ProviderDownAfter: cfg.Alerts.ProviderDownAfter}
 	if err := r.Evaluate(context.WithoutCancel(ctx), now); err != nil {
 		a.log.Warn("alert rules", "err", err)
