@@ -139,8 +139,9 @@ func TestInProcOutageAndBurst(t *testing.T) {
 		t.Fatalf("inside the burst: %v, want a shorter Retry-After than %s", err, ra)
 	}
 
-	p.beh.outages = []window{{from: start.Add(time.Hour), to: start.Add(2 * time.Hour), fault: FaultHang}}
-	p.beh.m.RateLimit.PerMinute = 0
+	b := p.Behaviour.(*behaviour)
+	b.outages = []window{{from: start.Add(time.Hour), to: start.Add(2 * time.Hour), fault: FaultHang}}
+	b.m.RateLimit.PerMinute = 0
 	clock.Set(start.Add(90 * time.Minute))
 	before := clock.Now()
 	_, err = p.Generate(context.Background(), chain.Request{JobID: "b", Stream: true})

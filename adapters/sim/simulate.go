@@ -95,7 +95,7 @@ func (w *World) Provider(name, kind string, clock chain.Clock, spec LinkSpec) (*
 	rs, _ := parseReset(pm.RateLimit.QuotaReset) // validated
 	return &InProc{
 		Name: name, Flavor: fl, Model: spec.Model, Clock: clock, Timeouts: spec.Timeouts, JSONMode: spec.JSONMode,
-		beh: &behaviour{m: pm, seed: w.seed, outages: w.outages[name], reset: rs, busy: w.Busy, factor: w.model.busyFactor()},
+		Behaviour: &behaviour{name: name, m: pm, seed: w.seed, outages: w.outages[name], reset: rs, busy: w.Busy, factor: w.model.busyFactor()},
 	}, nil
 }
 

@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+// behaviour is the fault model of one provider inside a World: the
+// Behaviour of its in-process provider. It keeps the provider's own state
+// (the day's quota used, the current 429 burst) and is not safe for
+// concurrent use; InProc calls it under its lock.
+type behaviour struct {
+	name    string
+	m       ProviderModel
+	seed    uint64
+	outages []window // sorted by start, own and group outages merged
+	reset   reset
+	busy    func(time.Time) bool
+	factor  float64
+
+	perJ  map[string]int // calls per job so far
+	burst time.Time      // end of the current per-minute 429 burst
+	qDay  time.Time      // start of the provider day the quota counts
+	qUsed int
+}
+
+var _ Behaviour = (*behaviour)(nil)
+
+// Decide draws the request's fault, latency and text.
+func (b *behaviour) Decide(now time.Time, jobID string, fault Fault, scripted bool) Decision {
+	if b.perJ == nil {
+		b.perJ = map[string]int{}
+	}
+	// Draws depend on the job and the how-many-th call of it this is, not
+	// on the provider's total count: every scenario meets the same answer
+	// for the same job (common random numbers).
+	b.perJ[jobID]++
+	k := b.perJ[jobID]
+	rng := rand.New(rand.NewPCG(b.seed^hash64("call/"+b.name), hash64(jobID)+uint64(k)))
+	// The text seed does not depend on the provider either: providers
+	// differ by their quality model (thin, length, bad answers), and equal
+	// texts let the simulator score each distinct answer once.
+	textSeed := int64(rand.New(rand.NewPCG(b.seed^hash64("text"), hash64(jobID)+uint64(k))).Uint64() >> 1)
+	d := Decision{Fault: fault, Quota: chain.QuotaHint{Remaining: -1}, TextSeed: textSeed, TextN: k,
+		Thin: b.m.Quality.Thin, Length: b.m.Quality.Length}
+	if !scripted {
+		d = b.draw(rng, now, d)
+	}
+	d.Latency, d.FirstToken = b.latency(rng, d.Fault)
+	return d
+}
+
+// draw draws a fault from the fault model at now.
+func (b *behaviour) draw(rng *rand.Rand, now time.Time, d Decision) Decision {
+	if w, ok := b.outageAt(now); ok {
+		d.Fault = w.fault
+		return d
+	}
+	rl := b.m.RateLimit
+	day := b.reset.dayStart(now)
+	if !day.Equal(b.qDay) {
+		b.qDay, b.qUsed = day, 0
+	}
+	quota := rl.DailyQuota
+	if rl.BusyDayQuota > 0 && b.busy(day) {
+		quota = rl.BusyDayQuota
+	}
+	next := b.reset.next(now)
+	if quota > 0 {
+		d.Quota = chain.QuotaHint{Remaining: max(0, quota-b.qUsed), Reset: next.Sub(now)}
+		if b.qUsed >= quota {
+			d.Fault, d.ResetAt = FaultRateDay, next
+			return d
+		}
+	}
+	if now.Before(b.burst) {
+		d.Fault, d.RetryAfter = FaultRateMinute, b.burst.Sub(now)
+		return d
+	}
+	pm := rl.PerMinute
+	if v, ok := rl.ByHour[strconv.Itoa(now.UTC().Hour())]; ok {
+		pm = v
+	}
+	if b.busy(day) {
+		pm = math.Min(1, pm*b.factor)
+	}
+	if rng.Float64() < pm {
+		mean := rl.Burst
+		if mean <= 0 {
+			mean = 20 * time.Second
+		}
+		length := max(time.Second, time.Duration(rng.ExpFloat64()*float64(mean)))
+		b.burst = now.Add(length)
+		d.Fault, d.RetryAfter = FaultRateMinute, length
+		return d
+	}
+	e := b.m.Errors
+	u := rng.Float64()
+	switch {
+	case u < e.ServerError:
+		d.Fault = FaultServerError
+	case u < e.ServerError+e.Unavailable:
+		d.Fault = FaultUnavailable
+	case u < e.ServerError+e.Unavailable+e.Timeout:
+		d.Fault = FaultHang
+	case u < e.ServerError+e.Unavailable+e.Timeout+e.StreamCut:
+		d.Fault = FaultStreamCut
+	default:
+		q := b.m.Quality
+		u = rng.Float64()
+		switch {
+		case u < q.LowQuality:
+			d.Fault = FaultLowQuality
+		case u < q.LowQuality+q.MetaPhrase:
+			d.Fault = FaultMetaPhrase
+		case u < q.LowQuality+q.MetaPhrase+q.BadJSON:
+			d.Fault = FaultBadJSON
+		case u < q.LowQuality+q.MetaPhrase+q.BadJSON+q.Truncate:
+			d.Fault = FaultTruncate
+		}
+	}
+	if d.Fault != FaultServerError && d.Fault != FaultUnavailable && d.Fault != FaultHang {
+		b.qUsed++ // an answered request counts against the day's quota
+		if quota > 0 {
+			d.Quota.Remaining = max(0, quota-b.qUsed)
+		}
+	}
+	return d
+}
+
+// latency draws the time a call takes.
+func (b *behaviour) latency(rng *rand.Rand, f Fault) (total, first time.Duration) {
+	l := b.m.Latency
+	switch f {
+	case FaultNone, FaultLowQuality, FaultMetaPhrase, FaultBadJSON, FaultTruncate, FaultStreamCut, FaultSlowFirstToken:
+		med := l.Median
+		if med <= 0 {
+			med = 12 * time.Second
+		}
+		p95 := l.P95
+		if p95 <= med {
+			p95 = med * 5 / 2
+		}
+		total = lognormal(rng, med, p95)
+		share := l.FirstToken
+		if share <= 0 {
+			share = 0.15
+		}
+		return total, time.Duration(float64(total) * share)
+	}
+	if l.Error > 0 {
+		return l.Error, 0
+	}
+	return 300 * time.Millisecond, 0
+}
+
+// outageAt returns the outage that t falls in, if any.
+func (b *behaviour) outageAt(t time.Time) (window, bool) {
+	i := sort.Search(len(b.outages), func(i int) bool { return b.outages[i].to.After(t) })
+	for ; i < len(b.outages) && !b.outages[i].from.After(t); i++ {
+		if t.Before(b.outages[i].to) {
+			return b.outages[i], true
+		}
+	}
+	return window{}, false
+}
