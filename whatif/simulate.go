@@ -1,4 +1,4 @@
-package sim
+package whatif
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/quality"
 )
@@ -76,7 +78,7 @@ func (w *World) OutageHours(provider string) float64 {
 // Provider returns the in-process provider for link name on clock. kind is
 // the link's config kind ("gemini" or "openai"), used to pick a flavor
 // when the model names none.
-func (w *World) Provider(name, kind string, clock chain.Clock, spec LinkSpec) (*InProc, error) {
+func (w *World) Provider(name, kind string, clock chain.Clock, spec LinkSpec) (*sim.InProc, error) {
 	pm, ok := w.model.Providers[name]
 	if !ok {
 		return nil, fmt.Errorf("fault model: no provider %q (add providers.%s to the faults file)", name, name)
@@ -84,16 +86,16 @@ func (w *World) Provider(name, kind string, clock chain.Clock, spec LinkSpec) (*
 	fl := pm.Flavor
 	if fl == "" {
 		switch {
-		case Flavor(name).valid():
-			fl = Flavor(name)
+		case slices.Contains(sim.Flavors(), sim.Flavor(name)):
+			fl = sim.Flavor(name)
 		case kind == "gemini":
-			fl = FlavorGemini
+			fl = sim.FlavorGemini
 		default:
-			fl = FlavorGroq
+			fl = sim.FlavorGroq
 		}
 	}
 	rs, _ := parseReset(pm.RateLimit.QuotaReset) // validated
-	return &InProc{
+	return &sim.InProc{
 		Name: name, Flavor: fl, Model: spec.Model, Clock: clock, Timeouts: spec.Timeouts, JSONMode: spec.JSONMode,
 		Behaviour: &behaviour{name: name, m: pm, seed: w.seed, outages: w.outages[name], reset: rs, busy: w.Busy, factor: w.model.busyFactor()},
 	}, nil
@@ -371,7 +373,7 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 		return Row{}, err
 	}
 	defer store.Close()
-	clock := NewVirtualClock(w.start)
+	clock := sim.NewVirtualClock(w.start)
 	tpl := cfg.Chain
 	jit := rand.New(rand.NewPCG(w.seed, hash64("jitter/"+name)))
 	ch := &chain.Chain{

@@ -1,14 +1,17 @@
-package sim
+package whatif
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/contentpipe/contentpipe/adapters/sim"
 )
 
 // Model is a fault model for `contentpipe simulate`: how each simulated
@@ -43,7 +46,7 @@ type ProviderModel struct {
 	// would report: Retry-After, reset times, scopes): gemini, groq,
 	// cerebras or openrouter. "" means the link's name when that is a
 	// flavor, else gemini for a gemini-kind link and groq otherwise.
-	Flavor Flavor `yaml:"flavor"`
+	Flavor sim.Flavor `yaml:"flavor"`
 	// Group is the correlation group whose outages this provider shares.
 	Group string `yaml:"group"`
 	// Outages are this provider's own outages, independent of its group.
@@ -67,7 +70,7 @@ type Outages struct {
 	// Fault is how calls fail during an outage: unavailable (503, the
 	// default), server_error (500) or hang (no answer until the link's
 	// timeout).
-	Fault Fault `yaml:"fault"`
+	Fault sim.Fault `yaml:"fault"`
 }
 
 // Latency is a log-normal answer time given by its median and 95th
@@ -172,7 +175,7 @@ func (m *Model) Validate() error {
 			bad(path+".length", "an outage stream needs a length")
 		}
 		switch o.Fault {
-		case "", FaultUnavailable, FaultServerError, FaultHang:
+		case "", sim.FaultUnavailable, sim.FaultServerError, sim.FaultHang:
 		default:
 			bad(path+".fault", "want unavailable, server_error or hang, got %q", o.Fault)
 		}
@@ -186,7 +189,7 @@ func (m *Model) Validate() error {
 	for _, name := range sortedKeys(m.Providers) {
 		p := m.Providers[name]
 		base := "providers." + name
-		if p.Flavor != "" && !p.Flavor.valid() {
+		if p.Flavor != "" && !slices.Contains(sim.Flavors(), p.Flavor) {
 			bad(base+".flavor", "want gemini, groq, cerebras or openrouter, got %q", p.Flavor)
 		}
 		if p.Group != "" {
@@ -319,7 +322,7 @@ func (r reset) next(now time.Time) time.Time {
 // window is one outage: [from, to) and how calls fail in it.
 type window struct {
 	from, to time.Time
-	fault    Fault
+	fault    sim.Fault
 }
 
 // timeline draws the outages of o between from and to, deterministically
@@ -331,7 +334,7 @@ func (o Outages) timeline(seed uint64, name string, from, to time.Time) []window
 	rng := rand.New(rand.NewPCG(seed, hash64("outages/"+name)))
 	fault := o.Fault
 	if fault == "" {
-		fault = FaultUnavailable
+		fault = sim.FaultUnavailable
 	}
 	var out []window
 	t := from

@@ -1,4 +1,4 @@
-package sim
+package whatif
 
 import (
 	"math"
@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 )
 
 // behaviour is the fault model of one provider inside a World: the
-// Behaviour of its in-process provider. It keeps the provider's own state
-// (the day's quota used, the current 429 burst) and is not safe for
-// concurrent use; InProc calls it under its lock.
+// sim.Behaviour of its in-process provider. It keeps the provider's own
+// state (the day's quota used, the current 429 burst) and is not safe for
+// concurrent use; sim.InProc calls it under its lock.
 type behaviour struct {
 	name    string
 	m       ProviderModel
@@ -29,10 +30,10 @@ type behaviour struct {
 	qUsed int
 }
 
-var _ Behaviour = (*behaviour)(nil)
+var _ sim.Behaviour = (*behaviour)(nil)
 
 // Decide draws the request's fault, latency and text.
-func (b *behaviour) Decide(now time.Time, jobID string, fault Fault, scripted bool) Decision {
+func (b *behaviour) Decide(now time.Time, jobID string, fault sim.Fault, scripted bool) sim.Decision {
 	if b.perJ == nil {
 		b.perJ = map[string]int{}
 	}
@@ -46,7 +47,7 @@ func (b *behaviour) Decide(now time.Time, jobID string, fault Fault, scripted bo
 	// differ by their quality model (thin, length, bad answers), and equal
 	// texts let the simulator score each distinct answer once.
 	textSeed := int64(rand.New(rand.NewPCG(b.seed^hash64("text"), hash64(jobID)+uint64(k))).Uint64() >> 1)
-	d := Decision{Fault: fault, Quota: chain.QuotaHint{Remaining: -1}, TextSeed: textSeed, TextN: k,
+	d := sim.Decision{Fault: fault, Quota: chain.QuotaHint{Remaining: -1}, TextSeed: textSeed, TextN: k,
 		Thin: b.m.Quality.Thin, Length: b.m.Quality.Length}
 	if !scripted {
 		d = b.draw(rng, now, d)
@@ -56,7 +57,7 @@ func (b *behaviour) Decide(now time.Time, jobID string, fault Fault, scripted bo
 }
 
 // draw draws a fault from the fault model at now.
-func (b *behaviour) draw(rng *rand.Rand, now time.Time, d Decision) Decision {
+func (b *behaviour) draw(rng *rand.Rand, now time.Time, d sim.Decision) sim.Decision {
 	if w, ok := b.outageAt(now); ok {
 		d.Fault = w.fault
 		return d
@@ -74,12 +75,12 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, d Decision) Decision {
 	if quota > 0 {
 		d.Quota = chain.QuotaHint{Remaining: max(0, quota-b.qUsed), Reset: next.Sub(now)}
 		if b.qUsed >= quota {
-			d.Fault, d.ResetAt = FaultRateDay, next
+			d.Fault, d.ResetAt = sim.FaultRateDay, next
 			return d
 		}
 	}
 	if now.Before(b.burst) {
-		d.Fault, d.RetryAfter = FaultRateMinute, b.burst.Sub(now)
+		d.Fault, d.RetryAfter = sim.FaultRateMinute, b.burst.Sub(now)
 		return d
 	}
 	pm := rl.PerMinute
@@ -96,35 +97,35 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, d Decision) Decision {
 		}
 		length := max(time.Second, time.Duration(rng.ExpFloat64()*float64(mean)))
 		b.burst = now.Add(length)
-		d.Fault, d.RetryAfter = FaultRateMinute, length
+		d.Fault, d.RetryAfter = sim.FaultRateMinute, length
 		return d
 	}
 	e := b.m.Errors
 	u := rng.Float64()
 	switch {
 	case u < e.ServerError:
-		d.Fault = FaultServerError
+		d.Fault = sim.FaultServerError
 	case u < e.ServerError+e.Unavailable:
-		d.Fault = FaultUnavailable
+		d.Fault = sim.FaultUnavailable
 	case u < e.ServerError+e.Unavailable+e.Timeout:
-		d.Fault = FaultHang
+		d.Fault = sim.FaultHang
 	case u < e.ServerError+e.Unavailable+e.Timeout+e.StreamCut:
-		d.Fault = FaultStreamCut
+		d.Fault = sim.FaultStreamCut
 	default:
 		q := b.m.Quality
 		u = rng.Float64()
 		switch {
 		case u < q.LowQuality:
-			d.Fault = FaultLowQuality
+			d.Fault = sim.FaultLowQuality
 		case u < q.LowQuality+q.MetaPhrase:
-			d.Fault = FaultMetaPhrase
+			d.Fault = sim.FaultMetaPhrase
 		case u < q.LowQuality+q.MetaPhrase+q.BadJSON:
-			d.Fault = FaultBadJSON
+			d.Fault = sim.FaultBadJSON
 		case u < q.LowQuality+q.MetaPhrase+q.BadJSON+q.Truncate:
-			d.Fault = FaultTruncate
+			d.Fault = sim.FaultTruncate
 		}
 	}
-	if d.Fault != FaultServerError && d.Fault != FaultUnavailable && d.Fault != FaultHang {
+	if d.Fault != sim.FaultServerError && d.Fault != sim.FaultUnavailable && d.Fault != sim.FaultHang {
 		b.qUsed++ // an answered request counts against the day's quota
 		if quota > 0 {
 			d.Quota.Remaining = max(0, quota-b.qUsed)
@@ -134,10 +135,10 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, d Decision) Decision {
 }
 
 // latency draws the time a call takes.
-func (b *behaviour) latency(rng *rand.Rand, f Fault) (total, first time.Duration) {
+func (b *behaviour) latency(rng *rand.Rand, f sim.Fault) (total, first time.Duration) {
 	l := b.m.Latency
 	switch f {
-	case FaultNone, FaultLowQuality, FaultMetaPhrase, FaultBadJSON, FaultTruncate, FaultStreamCut, FaultSlowFirstToken:
+	case sim.FaultNone, sim.FaultLowQuality, sim.FaultMetaPhrase, sim.FaultBadJSON, sim.FaultTruncate, sim.FaultStreamCut, sim.FaultSlowFirstToken:
 		med := l.Median
 		if med <= 0 {
 			med = 12 * time.Second

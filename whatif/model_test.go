@@ -1,4 +1,4 @@
-package sim
+package whatif
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 )
 
@@ -26,7 +27,7 @@ func TestModelValidate(t *testing.T) {
 			p.Errors.Unavailable = 0.5
 			m.Providers["groq"] = p
 		}, "providers.groq.errors"},
-		{func(m *Model) { g := m.Groups["google"]; g.Fault = FaultLowQuality; m.Groups["google"] = g }, "groups.google.outages.fault"},
+		{func(m *Model) { g := m.Groups["google"]; g.Fault = sim.FaultLowQuality; m.Groups["google"] = g }, "groups.google.outages.fault"},
 		{func(m *Model) {
 			p := m.Providers["cerebras"]
 			p.RateLimit.ByHour = map[string]float64{"24": 0.1}
@@ -74,14 +75,14 @@ func TestWorldSharesGroupOutagesAndIsDeterministic(t *testing.T) {
 }
 
 // modelProvider builds one in-process provider of a world.
-func modelProvider(t *testing.T, m *Model, name string, start time.Time) (*InProc, *VirtualClock) {
+func modelProvider(t *testing.T, m *Model, name string, start time.Time) (*sim.InProc, *sim.VirtualClock) {
 	t.Helper()
 	m.Start = start.Format("2006-01-02")
 	w, err := NewWorld(m, 1, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := NewVirtualClock(start)
+	clock := sim.NewVirtualClock(start)
 	p, err := w.Provider(name, "openai", clock, LinkSpec{Timeouts: chain.Timeouts{FirstToken: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func TestInProcOutageAndBurst(t *testing.T) {
 	}
 
 	b := p.Behaviour.(*behaviour)
-	b.outages = []window{{from: start.Add(time.Hour), to: start.Add(2 * time.Hour), fault: FaultHang}}
+	b.outages = []window{{from: start.Add(time.Hour), to: start.Add(2 * time.Hour), fault: sim.FaultHang}}
 	b.m.RateLimit.PerMinute = 0
 	clock.Set(start.Add(90 * time.Minute))
 	before := clock.Now()
