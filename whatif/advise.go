@@ -1,11 +1,14 @@
 package whatif
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 // Observation is one row of history: a call (calls table) or a skip
@@ -278,27 +281,22 @@ func (a Advice) Text() string {
 	return sb.String()
 }
 
-// Observations reads the history of a database through q (a read-only
-// query function such as telemetry.Store.Query): every job and health call
+// History is a database whose calls and skips the advice reads.
+// telemetry.Store implements it.
+type History interface {
+	ProviderEvents(ctx context.Context) ([]telemetry.ProviderEvent, error)
+}
+
+// Observations reads the history of a database: every job and health call
 // and every skip. source labels the rows (see Observation).
-func Observations(q func(query string, args ...any) ([]string, [][]any, error), source string) ([]Observation, error) {
-	_, rows, err := q(`SELECT provider, ts, outcome FROM calls WHERE purpose IN ('job', 'health')
-		UNION ALL SELECT provider, ts, 'skip:' || reason FROM skips`)
+func Observations(ctx context.Context, h History, source string) ([]Observation, error) {
+	evs, err := h.ProviderEvents(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	out := make([]Observation, 0, len(rows))
-	for _, r := range rows {
-		p, _ := r[0].(string)
-		ts, _ := r[1].(string)
-		o, _ := r[2].(string)
-		t, err := time.Parse("2006-01-02T15:04:05.000Z", ts)
-		if err != nil {
-			if t, err = time.Parse(time.RFC3339Nano, ts); err != nil {
-				continue
-			}
-		}
-		out = append(out, Observation{Source: source, Provider: p, TS: t, Outcome: o})
+	out := make([]Observation, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, Observation{Source: source, Provider: e.Provider, TS: e.TS, Outcome: e.Outcome})
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/quality"
+	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 // World is one simulated world drawn from a Model and a seed: the outage
@@ -112,12 +113,14 @@ type LinkSpec struct {
 }
 
 // Store is what a scenario needs from its database: the chain's and the
-// runner's state, a read-only query to read the figures back, and Close.
+// runner's state, the totals the figures are read back from, and Close.
 // telemetry.Store implements it.
 type Store interface {
 	chain.Store
 	chain.JobStore
-	Query(ctx context.Context, q string, args ...any) (cols []string, rows [][]any, err error)
+	JobTotals(ctx context.Context, firstLink string) (telemetry.JobTotals, error)
+	JobCallTotals(ctx context.Context) (telemetry.JobCallTotals, error)
+	PublishSeconds(ctx context.Context) ([]float64, error)
 	Close() error
 }
 
@@ -537,56 +540,30 @@ func blackouts(walks []walk, end time.Time) (hours float64, n, days int) {
 	return hours, n, len(touched)
 }
 
-// readRow reads a scenario's figures from its database with SQL: the
+// readRow reads a scenario's figures back from its database: the
 // product's own cost accounting and job statuses.
 func readRow(ctx context.Context, s Store, name, first string) (Row, error) {
 	row := Row{Scenario: name}
-	one := func(q string, args ...any) ([]any, error) {
-		_, rows, err := s.Query(ctx, q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read figures: %w", err)
-		}
-		if len(rows) != 1 {
-			return nil, fmt.Errorf("read figures: %d rows from %q", len(rows), q)
-		}
-		return rows[0], nil
-	}
-	r, err := one(`SELECT COUNT(*),
-		COALESCE(SUM(status = 'published' AND substr(published_at, 1, 10) = slot), 0),
-		COALESCE(AVG(CASE WHEN status = 'published' THEN quality_score END), 0),
-		COALESCE(SUM(status = 'published' AND provider <> ?), 0),
-		COALESCE(SUM(status = 'published'), 0)
-		FROM jobs`, first)
+	jobs, err := s.JobTotals(ctx, first)
 	if err != nil {
-		return row, err
+		return row, fmt.Errorf("read figures: %w", err)
 	}
-	row.Jobs, row.Published = toInt(r[0]), toInt(r[1])
-	row.MeanQuality = toFloat(r[2])
-	if pub := toInt(r[4]); pub > 0 {
-		row.FallbackShare = float64(toInt(r[3])) / float64(pub)
+	row.Jobs, row.Published = jobs.Jobs, jobs.PublishedOnSlotDay
+	row.MeanQuality = jobs.MeanQuality
+	if jobs.Published > 0 {
+		row.FallbackShare = float64(jobs.PublishedFallback) / float64(jobs.Published)
 	}
 	if row.Jobs > 0 {
 		row.SuccessRate = float64(row.Published) / float64(row.Jobs)
 	}
-	r, err = one(`SELECT COUNT(*), COALESCE(SUM(cost_estimate_usd), 0),
-		COALESCE(SUM(CASE WHEN outcome <> 'ok' THEN cost_estimate_usd ELSE 0 END), 0)
-		FROM calls WHERE purpose = 'job'`)
-	if err != nil {
-		return row, err
-	}
-	row.Calls, row.CostUSD, row.WastedUSD = toInt(r[0]), toFloat(r[1]), toFloat(r[2])
-	_, rows, err := s.Query(ctx, `SELECT (julianday(j.published_at) - julianday(f.first)) * 86400.0
-		FROM jobs j JOIN (
-			SELECT request_id, MIN(ts) AS first FROM (
-				SELECT request_id, ts FROM calls UNION ALL SELECT request_id, ts FROM skips)
-			GROUP BY request_id) f ON f.request_id = j.id
-		WHERE j.status = 'published'`)
+	calls, err := s.JobCallTotals(ctx)
 	if err != nil {
 		return row, fmt.Errorf("read figures: %w", err)
 	}
-	secs := make([]float64, 0, len(rows))
-	for _, r := range rows {
-		secs = append(secs, toFloat(r[0]))
+	row.Calls, row.CostUSD, row.WastedUSD = calls.Calls, calls.CostUSD, calls.WastedUSD
+	secs, err := s.PublishSeconds(ctx)
+	if err != nil {
+		return row, fmt.Errorf("read figures: %w", err)
 	}
 	sort.Float64s(secs)
 	row.P50Seconds, row.P95Seconds = percentile(secs, 0.50), percentile(secs, 0.95)
@@ -602,24 +579,4 @@ func percentile(sorted []float64, p float64) float64 {
 	}
 	i := int(math.Ceil(p*float64(len(sorted)))) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-func toInt(v any) int {
-	switch x := v.(type) {
-	case int64:
-		return int(x)
-	case float64:
-		return int(x)
-	}
-	return 0
-}
-
-func toFloat(v any) float64 {
-	switch x := v.(type) {
-	case int64:
-		return float64(x)
-	case float64:
-		return x
-	}
-	return 0
 }

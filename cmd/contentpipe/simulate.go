@@ -176,7 +176,7 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 			if err != nil {
 				return err
 			}
-			rows, err := whatif.Observations(func(q string, args ...any) ([]string, [][]any, error) { return s.Query(ctx, q, args...) }, r.Scenario)
+			rows, err := whatif.Observations(ctx, s, r.Scenario)
 			s.Close()
 			if err != nil {
 				return err
@@ -207,7 +207,7 @@ func (a *app) adviseFromHistory(ctx context.Context, o simulateOptions, order []
 		return exitWith(exitConfig, err)
 	}
 	defer s.Close()
-	obs, err := whatif.Observations(func(q string, args ...any) ([]string, [][]any, error) { return s.Query(ctx, q, args...) }, "")
+	obs, err := whatif.Observations(ctx, s, "")
 	if err != nil {
 		return err
 	}
