@@ -170,3 +170,9 @@ func (b *behaviour) outageAt(t time.Time) (window, bool) {
 	}
 	return window{}, false
 }
+
+// lognormal draws a log-normal duration with the given median and p95.
+func lognormal(rng *rand.Rand, median, p95 time.Duration) time.Duration {
+	sigma := math.Log(float64(p95)/float64(median)) / 1.6449
+	return time.Duration(float64(median) * math.Exp(sigma*rng.NormFloat64()))
+}

@@ -79,15 +79,7 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	// simulate calls no real provider: the wire clients built as templates
-	// only need a non-empty key.
-	for _, links := range [][]config.Link{cfg.Chain, cfg.Candidates} {
-		for i := range links {
-			if links[i].APIKey == "" {
-				links[i].APIKey = "simulate-placeholder-not-a-key"
-			}
-		}
-	}
+	placeholderKeys(cfg)
 	order := make([]string, len(cfg.Chain))
 	for i, l := range cfg.Chain {
 		order[i] = l.Name
@@ -98,21 +90,7 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 		}
 		return a.adviseFromHistory(ctx, o, order)
 	}
-	if o.faults == "" {
-		return exitWith(exitConfig, errors.New("--faults FILE is required (see data/faults/field-notes.yaml)"))
-	}
-	if o.days < 1 || o.postsPerDay < 1 {
-		return exitWith(exitConfig, errors.New("--days and --posts-per-day must be at least 1"))
-	}
-	model, err := loadFaults(o.faults)
-	if err != nil {
-		return exitWith(exitConfig, err)
-	}
-	seed := model.Seed
-	if o.seedSet {
-		seed = o.seed
-	}
-	world, err := whatif.NewWorld(model, seed, o.days)
+	model, world, err := simulatedWorld(o)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
@@ -120,13 +98,9 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	specs := map[string]whatif.LinkSpec{}
-	for _, l := range cfg.Chain {
-		if _, ok := model.Providers[l.Name]; !ok {
-			return exitWith(exitConfig, fmt.Errorf("%s: no provider %q: every chain link of %s needs an entry under providers:", o.faults, l.Name, a.configPath))
-		}
-		specs[l.Name] = whatif.LinkSpec{Kind: l.Kind, Model: l.Model, Timeouts: chain.Timeouts(l.Timeouts),
-			JSONMode: l.JSONMode != "", RPM: l.RPM, TPM: l.TPM}
+	specs, err := linkSpecs(cfg, model, o.faults, a.configPath)
+	if err != nil {
+		return exitWith(exitConfig, err)
 	}
 	runs, err := runTimes(cfg.Schedule.Run, world.Start())
 	if err != nil {
@@ -139,21 +113,11 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 			return err
 		}
 	}
-	dir := o.db
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "contentpipe-simulate-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return exitWith(exitConfig, fmt.Errorf("--db %s: %w", dir, err))
+	dir, cleanup, err := scenarioDir(o.db)
+	if err != nil {
+		return err
 	}
-	for _, name := range whatif.ScenarioNames() {
-		// A kept directory from an earlier run: start each scenario afresh.
-		for _, suf := range []string{"", "-wal", "-shm"} {
-			_ = os.Remove(filepath.Join(dir, name+".db"+suf))
-		}
-	}
+	defer cleanup()
 	started := time.Now()
 	rep, err := whatif.Run(ctx, whatif.Config{
 		Chain: tpl, Specs: specs, World: world, PostsPerDay: o.postsPerDay, PostsPerRun: cfg.Job.PostsPerRun,
@@ -170,21 +134,9 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	}
 	var adv *whatif.Advice
 	if o.advise {
-		var obs []whatif.Observation
-		for _, r := range rep.Rows {
-			s, err := telemetry.OpenReadOnly(r.DB)
-			if err != nil {
-				return err
-			}
-			rows, err := whatif.Observations(ctx, s, r.Scenario)
-			s.Close()
-			if err != nil {
-				return err
-			}
-			obs = append(obs, rows...)
+		if adv, err = adviseScenarios(ctx, rep, order); err != nil {
+			return err
 		}
-		v := whatif.Advise(obs, order, time.Hour)
-		adv = &v
 	}
 	if o.format == "json" {
 		return writeSimJSON(a.stdout, o, rep, adv)
@@ -198,6 +150,99 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 		fmt.Fprintf(a.stdout, "\nscenario databases kept in %s (one per scenario): contentpipe sql works on each with --config pointing database: at it\n", o.db)
 	}
 	return nil
+}
+
+// placeholderKeys gives every link without a key a placeholder: simulate
+// calls no real provider, and the wire clients built as templates only
+// need a non-empty key.
+func placeholderKeys(cfg *config.Config) {
+	for _, links := range [][]config.Link{cfg.Chain, cfg.Candidates} {
+		for i := range links {
+			if links[i].APIKey == "" {
+				links[i].APIKey = "simulate-placeholder-not-a-key"
+			}
+		}
+	}
+}
+
+// simulatedWorld checks the flags of a simulation, loads the fault model
+// and draws its world for the seed (the flag's, else the model's).
+func simulatedWorld(o simulateOptions) (*whatif.Model, *whatif.World, error) {
+	if o.faults == "" {
+		return nil, nil, errors.New("--faults FILE is required (see data/faults/field-notes.yaml)")
+	}
+	if o.days < 1 || o.postsPerDay < 1 {
+		return nil, nil, errors.New("--days and --posts-per-day must be at least 1")
+	}
+	model, err := loadFaults(o.faults)
+	if err != nil {
+		return nil, nil, err
+	}
+	seed := model.Seed
+	if o.seedSet {
+		seed = o.seed
+	}
+	world, err := whatif.NewWorld(model, seed, o.days)
+	if err != nil {
+		return nil, nil, err
+	}
+	return model, world, nil
+}
+
+// linkSpecs returns what the simulator needs to know about each chain link
+// beyond the chain: every link must have a provider in the fault model.
+func linkSpecs(cfg *config.Config, model *whatif.Model, faults, configPath string) (map[string]whatif.LinkSpec, error) {
+	specs := map[string]whatif.LinkSpec{}
+	for _, l := range cfg.Chain {
+		if _, ok := model.Providers[l.Name]; !ok {
+			return nil, fmt.Errorf("%s: no provider %q: every chain link of %s needs an entry under providers:", faults, l.Name, configPath)
+		}
+		specs[l.Name] = whatif.LinkSpec{Kind: l.Kind, Model: l.Model, Timeouts: chain.Timeouts(l.Timeouts),
+			JSONMode: l.JSONMode != "", RPM: l.RPM, TPM: l.TPM}
+	}
+	return specs, nil
+}
+
+// scenarioDir returns the directory of the scenario databases: keep (the
+// --db flag), emptied of earlier scenario databases, or a temporary one
+// that cleanup removes.
+func scenarioDir(keep string) (dir string, cleanup func(), err error) {
+	if keep == "" {
+		if dir, err = os.MkdirTemp("", "contentpipe-simulate-"); err != nil {
+			return "", nil, err
+		}
+		return dir, func() { os.RemoveAll(dir) }, nil
+	}
+	if err := os.MkdirAll(keep, 0o700); err != nil {
+		return "", nil, exitWith(exitConfig, fmt.Errorf("--db %s: %w", keep, err))
+	}
+	for _, name := range whatif.ScenarioNames() {
+		// A kept directory from an earlier run: start each scenario afresh.
+		for _, suf := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(filepath.Join(keep, name+".db"+suf))
+		}
+	}
+	return keep, func() {}, nil
+}
+
+// adviseScenarios advises on order from the histories of every scenario
+// database of rep, each its own source.
+func adviseScenarios(ctx context.Context, rep *whatif.Report, order []string) (*whatif.Advice, error) {
+	var obs []whatif.Observation
+	for _, r := range rep.Rows {
+		s, err := telemetry.OpenReadOnly(r.DB)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := whatif.Observations(ctx, s, r.Scenario)
+		s.Close()
+		if err != nil {
+			return nil, err
+		}
+		obs = append(obs, rows...)
+	}
+	adv := whatif.Advise(obs, order, time.Hour)
+	return &adv, nil
 }
 
 // adviseFromHistory advises on the configured order from a real database.
