@@ -33,7 +33,8 @@ type behaviour struct {
 var _ sim.Behaviour = (*behaviour)(nil)
 
 // Decide draws the request's fault, latency and text.
-func (b *behaviour) Decide(now time.Time, jobID string, fault sim.Fault, scripted bool) sim.Decision {
+func (b *behaviour) Decide(now time.Time, req chain.Request, fault sim.Fault, scripted bool) sim.Decision {
+	jobID := req.JobID
 	if b.perJ == nil {
 		b.perJ = map[string]int{}
 	}

@@ -47,10 +47,10 @@ var _ chain.Provider = (*InProc)(nil)
 // implementation may keep state (a quota used, a 429 burst) without a lock
 // of its own.
 type Behaviour interface {
-	// Decide decides the request of job jobID at now. When scripted is
-	// true the provider's Profile has already chosen fault: Decide keeps it
-	// and decides only the rest.
-	Decide(now time.Time, jobID string, fault Fault, scripted bool) Decision
+	// Decide decides req at now. When scripted is true the provider's
+	// Profile has already chosen fault: Decide keeps it and decides only
+	// the rest.
+	Decide(now time.Time, req chain.Request, fault Fault, scripted bool) Decision
 }
 
 // Decision is a Behaviour's answer for one request. The zero value is a
@@ -127,7 +127,7 @@ func (p *InProc) draw(req chain.Request) draw {
 	}
 	textN := n
 	if b := p.Behaviour; b != nil {
-		dec := b.Decide(now, req.JobID, d.fault, scripted)
+		dec := b.Decide(now, req, d.fault, scripted)
 		if prof.Seed == 0 {
 			prof.Seed, textN = dec.TextSeed, dec.TextN
 		}
