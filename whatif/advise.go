@@ -305,6 +305,8 @@ type History interface {
 	ProviderEvents(ctx context.Context) ([]telemetry.ProviderEvent, error)
 }
 
+var _ History = (*telemetry.Store)(nil)
+
 // Observations reads the history of a database: every job and health call
 // and every skip. source labels the rows (see Observation).
 func Observations(ctx context.Context, h History, source string) ([]Observation, error) {

@@ -28,6 +28,8 @@ type Store interface {
 	Close() error
 }
 
+var _ Store = (*telemetry.Store)(nil)
+
 // Config is one simulation. Chain, Specs, World, Dir and Open are
 // required; the zero values of the others are documented defaults.
 type Config struct {
