@@ -33,8 +33,13 @@
 //	defer set.Close()
 //	geminiBaseURL := set.BaseURL(sim.FlavorGemini)
 //
+// InProc is the same provider without a socket, on a VirtualClock: it
+// answers with the same article generator and reports each fault as the
+// real adapter would. A Behaviour (the what-if simulator's fault model,
+// package whatif) can decide its requests.
+//
 // It is used by `contentpipe run --demo`, by adapter and chain tests, and by
-// the simulator. It imports no SDK; it is plain net/http.
+// the what-if simulator. It imports no SDK; it is plain net/http.
 package sim
 
 import (

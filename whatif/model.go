@@ -1,14 +1,13 @@
-package sim
+package whatif
 
 import (
-	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/contentpipe/contentpipe/adapters/sim"
 )
 
 // Model is a fault model for `contentpipe simulate`: how each simulated
@@ -43,7 +42,7 @@ type ProviderModel struct {
 	// would report: Retry-After, reset times, scopes): gemini, groq,
 	// cerebras or openrouter. "" means the link's name when that is a
 	// flavor, else gemini for a gemini-kind link and groq otherwise.
-	Flavor Flavor `yaml:"flavor"`
+	Flavor sim.Flavor `yaml:"flavor"`
 	// Group is the correlation group whose outages this provider shares.
 	Group string `yaml:"group"`
 	// Outages are this provider's own outages, independent of its group.
@@ -67,7 +66,7 @@ type Outages struct {
 	// Fault is how calls fail during an outage: unavailable (503, the
 	// default), server_error (500) or hang (no answer until the link's
 	// timeout).
-	Fault Fault `yaml:"fault"`
+	Fault sim.Fault `yaml:"fault"`
 }
 
 // Latency is a log-normal answer time given by its median and 95th
@@ -125,125 +124,6 @@ type Quality struct {
 	MetaPhrase float64 `yaml:"meta_phrase"` // chat framing left in the article
 	BadJSON    float64 `yaml:"bad_json"`    // not the article schema
 	Truncate   float64 `yaml:"truncate"`    // cut at the token limit
-}
-
-// FieldError is a validation failure of one field of a Model. Path is the
-// YAML path of the field ("providers.gemini.rate_limit.burst") so that the
-// command can point at its line.
-type FieldError struct {
-	Path string
-	Msg  string
-}
-
-func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
-
-// Validate checks the model and returns every problem as a *FieldError
-// (joined). Probabilities must lie in [0,1] and each group of per-call
-// probabilities sum to at most 1; durations must not be negative; groups
-// named by providers must exist.
-func (m *Model) Validate() error {
-	var errs []error
-	bad := func(path, format string, args ...any) {
-		errs = append(errs, &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
-	}
-	prob := func(path string, p float64) {
-		if !(p >= 0 && p <= 1) {
-			bad(path, "probability %v outside 0..1", p)
-		}
-	}
-	dur := func(path string, d time.Duration) {
-		if d < 0 {
-			bad(path, "duration %s is negative", d)
-		}
-	}
-	if m.Start != "" {
-		if _, err := time.Parse("2006-01-02", m.Start); err != nil {
-			bad("start", "want a date YYYY-MM-DD, got %q", m.Start)
-		}
-	}
-	prob("busy_days", m.BusyDays)
-	if m.BusyRateFactor < 0 {
-		bad("busy_rate_factor", "must not be negative")
-	}
-	outages := func(path string, o Outages) {
-		dur(path+".every", o.Every)
-		dur(path+".length", o.Length)
-		if o.Every > 0 && o.Length <= 0 {
-			bad(path+".length", "an outage stream needs a length")
-		}
-		switch o.Fault {
-		case "", FaultUnavailable, FaultServerError, FaultHang:
-		default:
-			bad(path+".fault", "want unavailable, server_error or hang, got %q", o.Fault)
-		}
-	}
-	for _, g := range sortedKeys(m.Groups) {
-		outages("groups."+g+".outages", m.Groups[g])
-	}
-	if len(m.Providers) == 0 {
-		bad("providers", "no providers: name each chain link with its behaviour")
-	}
-	for _, name := range sortedKeys(m.Providers) {
-		p := m.Providers[name]
-		base := "providers." + name
-		if p.Flavor != "" && !p.Flavor.valid() {
-			bad(base+".flavor", "want gemini, groq, cerebras or openrouter, got %q", p.Flavor)
-		}
-		if p.Group != "" {
-			if _, ok := m.Groups[p.Group]; !ok {
-				bad(base+".group", "unknown group %q (define it under groups:)", p.Group)
-			}
-		}
-		outages(base+".outages", p.Outages)
-		dur(base+".latency.median", p.Latency.Median)
-		dur(base+".latency.p95", p.Latency.P95)
-		dur(base+".latency.error", p.Latency.Error)
-		if p.Latency.P95 > 0 && p.Latency.Median > 0 && p.Latency.P95 < p.Latency.Median {
-			bad(base+".latency.p95", "p95 %s is below the median %s", p.Latency.P95, p.Latency.Median)
-		}
-		if !(p.Latency.FirstToken >= 0 && p.Latency.FirstToken < 1) {
-			bad(base+".latency.first_token", "share %v outside [0,1)", p.Latency.FirstToken)
-		}
-		rl := p.RateLimit
-		prob(base+".rate_limit.per_minute", rl.PerMinute)
-		for _, h := range sortedKeys(rl.ByHour) {
-			n, err := strconv.Atoi(h)
-			if err != nil || n < 0 || n > 23 {
-				bad(base+".rate_limit.by_hour."+h, "want an hour 0..23")
-				continue
-			}
-			prob(base+".rate_limit.by_hour."+h, rl.ByHour[h])
-		}
-		dur(base+".rate_limit.burst", rl.Burst)
-		if rl.DailyQuota < 0 {
-			bad(base+".rate_limit.daily_quota", "must not be negative")
-		}
-		if rl.BusyDayQuota < 0 {
-			bad(base+".rate_limit.busy_day_quota", "must not be negative")
-		}
-		if _, err := parseReset(rl.QuotaReset); err != nil {
-			bad(base+".rate_limit.quota_reset", "%v", err)
-		}
-		e := p.Errors
-		for k, v := range map[string]float64{"server_error": e.ServerError, "unavailable": e.Unavailable, "timeout": e.Timeout, "stream_cut": e.StreamCut} {
-			prob(base+".errors."+k, v)
-		}
-		if s := e.ServerError + e.Unavailable + e.Timeout + e.StreamCut; s > 1 {
-			bad(base+".errors", "probabilities sum to %v, more than 1", s)
-		}
-		q := p.Quality
-		for k, v := range map[string]float64{"low_quality": q.LowQuality, "meta_phrase": q.MetaPhrase, "bad_json": q.BadJSON, "truncate": q.Truncate} {
-			prob(base+".quality."+k, v)
-		}
-		if !(q.Length >= 0 && q.Length <= 2) {
-			bad(base+".quality.length", "share %v outside 0..2", q.Length)
-		}
-		if s := q.LowQuality + q.MetaPhrase + q.BadJSON + q.Truncate; s > 1 {
-			bad(base+".quality", "probabilities sum to %v, more than 1", s)
-		}
-	}
-	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return errors.Join(errs...)
 }
 
 // StartDay returns the first simulated day (UTC midnight).
@@ -314,68 +194,4 @@ func (r reset) next(now time.Time) time.Time {
 		t = time.Date(l.Year(), l.Month(), l.Day()+1, r.hour, r.min, 0, 0, r.loc)
 	}
 	return t.UTC()
-}
-
-// window is one outage: [from, to) and how calls fail in it.
-type window struct {
-	from, to time.Time
-	fault    Fault
-}
-
-// timeline draws the outages of o between from and to, deterministically
-// for seed and the stream's name.
-func (o Outages) timeline(seed uint64, name string, from, to time.Time) []window {
-	if o.Every <= 0 || o.Length <= 0 {
-		return nil
-	}
-	rng := rand.New(rand.NewPCG(seed, hash64("outages/"+name)))
-	fault := o.Fault
-	if fault == "" {
-		fault = FaultUnavailable
-	}
-	var out []window
-	t := from
-	for {
-		gap := time.Duration(rng.ExpFloat64() * float64(o.Every))
-		t = t.Add(gap)
-		if !t.Before(to) {
-			return out
-		}
-		length := time.Duration((0.5 + rng.Float64()) * float64(o.Length))
-		out = append(out, window{from: t, to: t.Add(length), fault: fault})
-		t = t.Add(length)
-	}
-}
-
-// busyDays draws which simulated days are busy.
-func (m *Model) busyDays(seed uint64, days int) []bool {
-	rng := rand.New(rand.NewPCG(seed, hash64("busy-days")))
-	out := make([]bool, days+2)
-	for i := range out {
-		out[i] = rng.Float64() < m.BusyDays
-	}
-	return out
-}
-
-func (m *Model) busyFactor() float64 {
-	if m.BusyRateFactor > 0 {
-		return m.BusyRateFactor
-	}
-	return 2
-}
-
-// hash64 is FNV-1a, for deriving stream seeds from names.
-func hash64(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
-// lognormal draws a log-normal duration with the given median and p95.
-func lognormal(rng *rand.Rand, median, p95 time.Duration) time.Duration {
-	sigma := math.Log(float64(p95)/float64(median)) / 1.6449
-	return time.Duration(float64(median) * math.Exp(sigma*rng.NormFloat64()))
 }

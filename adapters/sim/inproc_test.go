@@ -12,84 +12,47 @@ import (
 	"github.com/contentpipe/contentpipe/adapters/gemini"
 	"github.com/contentpipe/contentpipe/adapters/openai"
 	"github.com/contentpipe/contentpipe/chain"
+	"github.com/contentpipe/contentpipe/data"
+	"github.com/contentpipe/contentpipe/prompts"
+	"github.com/contentpipe/contentpipe/quality"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
-// smallModel is a compact, eventful fault model for tests.
-func smallModel() *Model {
-	return &Model{
-		Seed: 7, BusyDays: 0.3,
-		Groups: map[string]Outages{"google": {Every: 72 * time.Hour, Length: 6 * time.Hour}},
-		Providers: map[string]ProviderModel{
-			"gemini": {Group: "google", RateLimit: RateLimit{PerMinute: 0.1, Burst: 90 * time.Second, DailyQuota: 20, BusyDayQuota: 2,
-				QuotaReset: "00:00 America/Los_Angeles"}, Quality: Quality{LowQuality: 0.05}},
-			"groq":       {Quality: Quality{Thin: true, Length: 0.85}, Errors: Errors{Unavailable: 0.05}},
-			"cerebras":   {Errors: Errors{Timeout: 0.05}},
-			"openrouter": {Quality: Quality{BadJSON: 0.05}},
+// testChain is the default four-link chain with the real gate and the real
+// prompts; its links have no providers yet.
+func testChain(t testing.TB, target int) *chain.Chain {
+	t.Helper()
+	gate, err := quality.NewGate(data.ArticleSchema, quality.Settings{Threshold: 70, MinSections: 5, MinSectionWords: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := prompts.Default()
+	la, _ := chain.ParseCapReset("00:00 America/Los_Angeles")
+	utc, _ := chain.ParseCapReset("")
+	return &chain.Chain{
+		Policy:   chain.DefaultRetryPolicy(),
+		Deadline: 15 * time.Minute,
+		Gate:     gate,
+		Schema:   data.ArticleSchema,
+		Prompt: func(family string, j chain.Job) (chain.Prompt, error) {
+			r, err := set.Article(family, prompts.Vars{Title: j.Title, Category: j.Category, Keywords: j.Keywords, Language: j.Language,
+				TargetWords: target, MinSections: 5, MinSectionWords: 200})
+			return chain.Prompt{System: r.System, User: r.User, Version: r.Version}, err
+		},
+		Links: []*chain.Link{
+			{Name: "gemini", Model: "gemini-flash-latest", Family: "gemini", Infra: "google", DailyCap: 200, CapReset: la,
+				Price: chain.Price{InputPerMTok: 0.30, OutputPerMTok: 2.50}, MaxTokens: 8192, Stream: true},
+			{Name: "groq", Model: "llama-3.3-70b-versatile", Family: "openai", Infra: "groq-lpu", DailyCap: 600, CapReset: utc,
+				Price: chain.Price{InputPerMTok: 0.59, OutputPerMTok: 0.79}, MaxTokens: 8192, Stream: true},
+			{Name: "cerebras", Model: "gpt-oss-120b", Family: "openai", Infra: "cerebras-wse", DailyCap: 1000, CapReset: utc,
+				Price: chain.Price{InputPerMTok: 0.35, OutputPerMTok: 0.75}, MaxTokens: 16384, Stream: true},
+			{Name: "openrouter", Model: "meta-llama/llama-3.3-70b-instruct", Family: "openai", Infra: "broker", CapReset: utc,
+				Price: chain.Price{InputPerMTok: 0.12, OutputPerMTok: 0.30}, MaxTokens: 8192, Stream: true},
 		},
 	}
 }
 
-func TestSameSeedSameTable(t *testing.T) {
-	a := runSim(t, smallModel(), 11, 5)
-	b := runSim(t, smallModel(), 11, 5)
-	strip := func(r *Report) []Row {
-		rows := append([]Row(nil), r.Rows...)
-		for i := range rows {
-			rows[i].DB = ""
-		}
-		return rows
-	}
-	if !reflect.DeepEqual(strip(a), strip(b)) {
-		t.Fatalf("same seed, different tables:\n%+v\n%+v", strip(a), strip(b))
-	}
-	if len(a.Rows) != 4 {
-		t.Fatalf("want 4 rows (chain and three baselines), got %d", len(a.Rows))
-	}
-	for _, r := range a.Rows {
-		if r.Jobs != 5*6 {
-			t.Errorf("%s: %d jobs, want %d", r.Scenario, r.Jobs, 5*6)
-		}
-		if r.Calls == 0 || r.CostUSD <= 0 {
-			t.Errorf("%s: no calls or no cost: %+v", r.Scenario, r)
-		}
-	}
-	c := runSim(t, smallModel(), 12, 5)
-	if reflect.DeepEqual(strip(a), strip(c)) {
-		t.Fatal("a different seed gave the very same table: the seed is not used")
-	}
-	// The chain must beat its first link alone in this eventful world.
-	ch, single := a.Row(ScenarioChain), a.Row(ScenarioSingle)
-	if ch.SuccessRate <= single.SuccessRate || single.FallbackShare != 0 || ch.FallbackShare == 0 {
-		t.Fatalf("chain %+v\nsingle %+v", ch, single)
-	}
-	if got := a.Row(ScenarioCostOrder).Order[0]; got != "openrouter" {
-		t.Fatalf("cost order starts with %s, want the cheapest, openrouter", got)
-	}
-}
-
-func TestBlackouts(t *testing.T) {
-	t0 := time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC)
-	at := func(h float64) time.Time { return t0.Add(time.Duration(h * float64(time.Hour))) }
-	walks := []walk{
-		{start: at(0), end: at(0.1), published: true},
-		{start: at(0.1), end: at(0.2), noAnswer: true}, // one unlucky job: not a blackout
-		{start: at(4), end: at(4.1), published: true},
-		{start: at(8), end: at(8.1), noAnswer: true}, // a blackout of two passes, 8 h
-		{start: at(12), end: at(12.1), noAnswer: true},
-		{start: at(16), end: at(16), published: false}, // review: answers came
-		{start: at(20), end: at(20.1), noAnswer: true},
-		{start: at(24), end: at(24.1), published: true},
-		{start: at(30), end: at(30.1), noAnswer: true}, // open at the end
-		{start: at(31), end: at(31.1), noAnswer: true},
-	}
-	h, n, days := blackouts(walks, at(33))
-	if n != 2 || days != 2 || fmt.Sprintf("%.1f", h) != "19.1" {
-		t.Fatalf("blackouts = %.2f h, %d, %d days; want 19.1 h (16.1 + 3), 2, 2 days", h, n, days)
-	}
-}
-
-// flavorOf maps the test chain's link names to flavors.
+// testFlavors maps the test chain's link names to flavors.
 var testFlavors = map[string]Flavor{"gemini": FlavorGemini, "groq": FlavorGroq, "cerebras": FlavorCerebras, "openrouter": FlavorOpenRouter}
 
 // scripts is one scripted story through the four links over six jobs:
@@ -112,7 +75,7 @@ type trace struct {
 func runScripted(t *testing.T, mk func(name string, clock *VirtualClock, to chain.Timeouts) chain.Provider) trace {
 	t.Helper()
 	ctx := context.Background()
-	tpl, _ := testChain(t, 600)
+	tpl := testChain(t, 600)
 	start := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	clock := NewVirtualClock(start)
 	store, err := telemetry.Open(filepath.Join(t.TempDir(), "x.db"))
@@ -128,7 +91,7 @@ func runScripted(t *testing.T, mk func(name string, clock *VirtualClock, to chai
 		cl.Provider = mk(l.Name, clock, to)
 		ch.Links = append(ch.Links, &cl)
 	}
-	r := &chain.Runner{Chain: ch, Jobs: store, Publisher: nopPublisher{}, Owner: chain.Owner{Host: "t", PID: 1},
+	r := &chain.Runner{Chain: ch, Jobs: store, Publisher: NopPublisher{}, Owner: chain.Owner{Host: "t", PID: 1},
 		Alive: func(chain.Owner) bool { return true }}
 	var jobs []chain.Job
 	for i := range 6 {

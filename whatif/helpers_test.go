@@ -1,4 +1,4 @@
-package sim
+package whatif
 
 import (
 	"context"
@@ -11,6 +11,21 @@ import (
 	"github.com/contentpipe/contentpipe/quality"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
+
+// smallModel is a compact, eventful fault model for tests.
+func smallModel() *Model {
+	return &Model{
+		Seed: 7, BusyDays: 0.3,
+		Groups: map[string]Outages{"google": {Every: 72 * time.Hour, Length: 6 * time.Hour}},
+		Providers: map[string]ProviderModel{
+			"gemini": {Group: "google", RateLimit: RateLimit{PerMinute: 0.1, Burst: 90 * time.Second, DailyQuota: 20, BusyDayQuota: 2,
+				QuotaReset: "00:00 America/Los_Angeles"}, Quality: Quality{LowQuality: 0.05}},
+			"groq":       {Quality: Quality{Thin: true, Length: 0.85}, Errors: Errors{Unavailable: 0.05}},
+			"cerebras":   {Errors: Errors{Timeout: 0.05}},
+			"openrouter": {Quality: Quality{BadJSON: 0.05}},
+		},
+	}
+}
 
 // testChain is the default four-link chain as a simulation template, with
 // the real gate and the real prompts.

@@ -1,87 +1,23 @@
-package sim
+package whatif
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 )
 
-func TestModelValidate(t *testing.T) {
-	if err := smallModel().Validate(); err != nil {
-		t.Fatalf("valid model refused: %v", err)
-	}
-	cases := []struct {
-		edit func(m *Model)
-		path string
-	}{
-		{func(m *Model) { m.BusyDays = 1.5 }, "busy_days"},
-		{func(m *Model) { p := m.Providers["gemini"]; p.Group = "nope"; m.Providers["gemini"] = p }, "providers.gemini.group"},
-		{func(m *Model) { p := m.Providers["groq"]; p.RateLimit.QuotaReset = "25:00"; m.Providers["groq"] = p }, "providers.groq.rate_limit.quota_reset"},
-		{func(m *Model) {
-			p := m.Providers["groq"]
-			p.Errors.Timeout = 0.7
-			p.Errors.Unavailable = 0.5
-			m.Providers["groq"] = p
-		}, "providers.groq.errors"},
-		{func(m *Model) { g := m.Groups["google"]; g.Fault = FaultLowQuality; m.Groups["google"] = g }, "groups.google.outages.fault"},
-		{func(m *Model) {
-			p := m.Providers["cerebras"]
-			p.RateLimit.ByHour = map[string]float64{"24": 0.1}
-			m.Providers["cerebras"] = p
-		}, "providers.cerebras.rate_limit.by_hour.24"},
-		{func(m *Model) { m.Start = "2026-13-01" }, "start"},
-	}
-	for _, c := range cases {
-		m := smallModel()
-		c.edit(m)
-		err := m.Validate()
-		if err == nil || !strings.Contains(err.Error(), c.path+":") {
-			t.Errorf("want an error at %s, got %v", c.path, err)
-		}
-	}
-}
-
-func TestWorldSharesGroupOutagesAndIsDeterministic(t *testing.T) {
-	m := smallModel()
-	p := m.Providers["openrouter"]
-	p.Group = "google"
-	m.Providers["openrouter"] = p
-	w1, err := NewWorld(m, 1, 60)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w2, _ := NewWorld(m, 1, 60)
-	if len(w1.outages["gemini"]) == 0 {
-		t.Fatal("no outages drawn in 60 days at one every 3 days")
-	}
-	for i, o := range w1.outages["gemini"] {
-		if o != w2.outages["gemini"][i] {
-			t.Fatal("same seed, different outage timeline")
-		}
-		if o != w1.outages["openrouter"][i] {
-			t.Fatalf("providers of one group must fail together: %v vs %v", o, w1.outages["openrouter"][i])
-		}
-		if l := o.to.Sub(o.from); l < 3*time.Hour || l > 9*time.Hour {
-			t.Errorf("outage length %s outside 3h..9h", l)
-		}
-	}
-	if len(w1.outages["groq"]) != 0 {
-		t.Error("groq is in no group and has no outages of its own")
-	}
-}
-
 // modelProvider builds one in-process provider of a world.
-func modelProvider(t *testing.T, m *Model, name string, start time.Time) (*InProc, *VirtualClock) {
+func modelProvider(t *testing.T, m *Model, name string, start time.Time) (*sim.InProc, *sim.VirtualClock) {
 	t.Helper()
 	m.Start = start.Format("2006-01-02")
 	w, err := NewWorld(m, 1, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := NewVirtualClock(start)
+	clock := sim.NewVirtualClock(start)
 	p, err := w.Provider(name, "openai", clock, LinkSpec{Timeouts: chain.Timeouts{FirstToken: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
@@ -139,8 +75,9 @@ func TestInProcOutageAndBurst(t *testing.T) {
 		t.Fatalf("inside the burst: %v, want a shorter Retry-After than %s", err, ra)
 	}
 
-	p.beh.outages = []window{{from: start.Add(time.Hour), to: start.Add(2 * time.Hour), fault: FaultHang}}
-	p.beh.m.RateLimit.PerMinute = 0
+	b := p.Behaviour.(*behaviour)
+	b.outages = []window{{from: start.Add(time.Hour), to: start.Add(2 * time.Hour), fault: sim.FaultHang}}
+	b.m.RateLimit.PerMinute = 0
 	clock.Set(start.Add(90 * time.Minute))
 	before := clock.Now()
 	_, err = p.Generate(context.Background(), chain.Request{JobID: "b", Stream: true})

@@ -1,11 +1,14 @@
-package sim
+package whatif
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 // Observation is one row of history: a call (calls table) or a skip
@@ -94,6 +97,13 @@ type bucketKey struct {
 	hour   int64
 }
 
+// bucketState is what one provider did in one bucket.
+type bucketState struct{ failed, answered bool }
+
+// fails reports whether the bucket counts as failing: the provider failed
+// there and never answered.
+func (st *bucketState) fails() bool { return st.failed && !st.answered }
+
 // Advise estimates each pair of providers' failure correlation from obs,
 // per bucket (0 = one hour), and checks the configured order against it.
 // A bucket counts as failing for a provider when it failed there and never
@@ -102,31 +112,7 @@ func Advise(obs []Observation, configured []string, bucket time.Duration) Advice
 	if bucket <= 0 {
 		bucket = time.Hour
 	}
-	type state struct{ failed, answered bool }
-	per := map[string]map[bucketKey]*state{}
-	for _, o := range obs {
-		f, known := o.failed()
-		if !known {
-			continue
-		}
-		m := per[o.Provider]
-		if m == nil {
-			m = map[bucketKey]*state{}
-			per[o.Provider] = m
-		}
-		k := bucketKey{o.Source, o.TS.UnixNano() / int64(bucket)}
-		st := m[k]
-		if st == nil {
-			st = &state{}
-			m[k] = st
-		}
-		if f {
-			st.failed = true
-		} else {
-			st.answered = true
-		}
-	}
-	fails := func(st *state) bool { return st.failed && !st.answered }
+	per := buckets(obs, bucket)
 	names := append([]string(nil), configured...)
 	for p := range per {
 		if !contains(names, p) {
@@ -138,34 +124,7 @@ func Advise(obs []Observation, configured []string, bucket time.Duration) Advice
 	for i := 0; i < len(names); i++ {
 		for j := i + 1; j < len(names); j++ {
 			a, b := names[i], names[j]
-			p := Pair{A: a, B: b}
-			var n00 int
-			for k, sa := range per[a] {
-				sb, ok := per[b][k]
-				if !ok {
-					continue
-				}
-				p.Hours++
-				fa, fb := fails(sa), fails(sb)
-				switch {
-				case fa && fb:
-					p.Both++
-				case fa:
-					p.OnlyA++
-				case fb:
-					p.OnlyB++
-				default:
-					n00++
-				}
-			}
-			if d := p.Both + p.OnlyA + p.OnlyB; d > 0 {
-				p.CoFail = float64(p.Both) / float64(d)
-			}
-			p.Phi = phi(p.Both, p.OnlyA, p.OnlyB, n00)
-			if !math.IsNaN(p.Phi) {
-				v := p.Phi
-				p.PhiValue = &v
-			}
+			p := pairOf(a, b, per[a], per[b])
 			adv.Pairs = append(adv.Pairs, p)
 			idx[[2]string{a, b}], idx[[2]string{b, a}] = p, p
 		}
@@ -183,6 +142,68 @@ func Advise(obs []Observation, configured []string, bucket time.Duration) Advice
 		return p.CoFail
 	})
 	return adv
+}
+
+// buckets sorts the observations whose outcome says something about a
+// provider's health into its buckets.
+func buckets(obs []Observation, bucket time.Duration) map[string]map[bucketKey]*bucketState {
+	per := map[string]map[bucketKey]*bucketState{}
+	for _, o := range obs {
+		f, known := o.failed()
+		if !known {
+			continue
+		}
+		m := per[o.Provider]
+		if m == nil {
+			m = map[bucketKey]*bucketState{}
+			per[o.Provider] = m
+		}
+		k := bucketKey{o.Source, o.TS.UnixNano() / int64(bucket)}
+		st := m[k]
+		if st == nil {
+			st = &bucketState{}
+			m[k] = st
+		}
+		if f {
+			st.failed = true
+		} else {
+			st.answered = true
+		}
+	}
+	return per
+}
+
+// pairOf counts the buckets in which both a and b were observed.
+func pairOf(a, b string, ba, bb map[bucketKey]*bucketState) Pair {
+	p := Pair{A: a, B: b}
+	var n00 int
+	for k, sa := range ba {
+		sb, ok := bb[k]
+		if !ok {
+			continue
+		}
+		p.Hours++
+		fa, fb := sa.fails(), sb.fails()
+		switch {
+		case fa && fb:
+			p.Both++
+		case fa:
+			p.OnlyA++
+		case fb:
+			p.OnlyB++
+		default:
+			n00++
+		}
+	}
+	if d := p.Both + p.OnlyA + p.OnlyB; d > 0 {
+		p.CoFail = float64(p.Both) / float64(d)
+	}
+	p.Phi = phi(p.Both, p.OnlyA, p.OnlyB, n00)
+	if !math.IsNaN(p.Phi) {
+		v := p.Phi
+		p.PhiValue = &v
+	}
+	return p
 }
 
 func contains(s []string, v string) bool {
@@ -278,27 +299,24 @@ func (a Advice) Text() string {
 	return sb.String()
 }
 
-// Observations reads the history of a database through q (a read-only
-// query function such as telemetry.Store.Query): every job and health call
+// History is a database whose calls and skips the advice reads.
+// telemetry.Store implements it.
+type History interface {
+	ProviderEvents(ctx context.Context) ([]telemetry.ProviderEvent, error)
+}
+
+var _ History = (*telemetry.Store)(nil)
+
+// Observations reads the history of a database: every job and health call
 // and every skip. source labels the rows (see Observation).
-func Observations(q func(query string, args ...any) ([]string, [][]any, error), source string) ([]Observation, error) {
-	_, rows, err := q(`SELECT provider, ts, outcome FROM calls WHERE purpose IN ('job', 'health')
-		UNION ALL SELECT provider, ts, 'skip:' || reason FROM skips`)
+func Observations(ctx context.Context, h History, source string) ([]Observation, error) {
+	evs, err := h.ProviderEvents(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	out := make([]Observation, 0, len(rows))
-	for _, r := range rows {
-		p, _ := r[0].(string)
-		ts, _ := r[1].(string)
-		o, _ := r[2].(string)
-		t, err := time.Parse("2006-01-02T15:04:05.000Z", ts)
-		if err != nil {
-			if t, err = time.Parse(time.RFC3339Nano, ts); err != nil {
-				continue
-			}
-		}
-		out = append(out, Observation{Source: source, Provider: p, TS: t, Outcome: o})
+	out := make([]Observation, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, Observation{Source: source, Provider: e.Provider, TS: e.TS, Outcome: e.Outcome})
 	}
 	return out, nil
 }
