@@ -80,7 +80,7 @@ func TestChecks(t *testing.T) {
 		mutate   func(a *Article)
 		spec     Spec
 		check    CheckName // the check that must appear ("" = no check at all)
-		penalty  float64 // its penalty, when not NaN
+		penalty  float64   // its penalty, when not NaN
 		pass     bool
 		outright bool
 	}
