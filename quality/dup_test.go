@@ -2,6 +2,7 @@ package quality
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -89,4 +90,57 @@ func TestDuplicateBorderlines(t *testing.T) {
 			t.Errorf("%s: duplicate=%v, want %v", c.name, got, c.dup)
 		}
 	}
+}
+
+// TestRepetitionBorderlines holds the repetition rules to their edges: the
+// false refusals of real text (a list of values, an author's frame, a table)
+// pass; loops fail.
+func TestRepetitionBorderlines(t *testing.T) {
+	frame := func(i int) string {
+		return "When you plan the budget for the next quarter, remember item " + strconv.Itoa(i) + " on the list of costs that " +
+			[]string{"grow", "shrink", "move", "vanish", "double"}[i%5] + " each year."
+	}
+	var framed []string
+	for i := range 5 {
+		framed = append(framed, frame(i))
+	}
+	var prose []string
+	for _, s := range baseArticle(t, "good_en_cycling.json").Sections {
+		prose = append(prose, s.Body)
+	}
+	for i, f := range framed {
+		prose[i%len(prose)] += " " + f
+	}
+	sent := "The cat sat on the warm mat by the door. "
+	cases := []struct {
+		name string
+		text string
+		loop bool
+	}{
+		{"a data-types list with 3 five times in a row", "The values are 3 3 3 3 3 and then 4 4 4 4 4 in the second column.", false},
+		{"an author's 8-word frame five times in an article", strings.Join(prose, "\n\n"), false},
+		{"a markdown table with repeated cells", "Compare the plans.\n\n| yes | no |\n| yes | no |\n| yes | no |\n| yes | no |\n| yes | no |", false},
+		{"fenced code with a loop", "Run it:\n\n```\nok ok ok ok ok ok\n```\n\nThat is all.", false},
+		{"a sentence twice in a row", strings.Repeat(sent, 2), false},
+		{"a sentence three times in a row", strings.Repeat(sent, 3), true},
+		{"a sentence three times, not in a row", sent + "Then it left for the garden. " + sent + "Then it came back in. " + sent, false},
+		{"a sentence three times, twice in a row", sent + "Then it left for the garden. " + sent + sent, true},
+		{"a loop through a fragment", sent + "When a. " + sent + "When a. " + sent, true},
+		{"a word five times in a row", "This is very very very very very important.", true},
+		{"a phrase four times in a row", "and then we and then we and then we and then we stopped", true},
+		{"two sentences alternating over a large share", strings.Repeat("The pump must be primed before use. The valve must stay closed while priming. Then start it. ", 12), true},
+	}
+	for _, c := range cases {
+		d, got := tokenizeBody(c.text).repetition()
+		if got != c.loop {
+			t.Errorf("%s: loop=%v (%s), want %v", c.name, got, d, c.loop)
+		}
+	}
+}
+
+// tokenizeBody runs the analysis on one body, as the gate does.
+func tokenizeBody(body string) *analysis {
+	an := new(analysis)
+	an.analyze(&Article{Sections: []Section{{H2: "h", Body: body}}})
+	return an
 }

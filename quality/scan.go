@@ -142,6 +142,7 @@ func (an *analysis) analyze(a *Article) {
 		base := int32(spans[2+2*i].tok)
 		b.from = len(an.words)
 		t := f.tokens
+		skip := verbatimRanges(f.text)
 		for p := 0; p < len(t); {
 			if t[p] == ' ' {
 				p++
@@ -160,12 +161,55 @@ func (an *analysis) analyze(a *Article) {
 			k++
 			w.id = an.intern(w)
 			an.words = append(an.words, w)
-			an.stream = append(an.stream, w.id)
+			for len(skip) > 0 && skip[0][1] <= w.raw {
+				skip = skip[1:]
+			}
+			if len(skip) > 0 && skip[0][0] <= w.raw {
+				// Table rows and code are not prose: their repeats are
+				// not loops.
+				if n := len(an.stream); n == 0 || an.stream[n-1] != markDot {
+					an.stream = append(an.stream, markDot)
+				}
+			} else {
+				an.stream = append(an.stream, w.id)
+			}
 			p = e
 		}
 		b.to = len(an.words)
 		an.stream = append(an.stream, markDot)
 	}
+}
+
+// verbatimRanges returns the byte ranges of a body (with CRLF normalised)
+// that hold markdown table rows or fenced code, in order; nil when there are
+// none.
+func verbatimRanges(text string) [][2]int32 {
+	if !strings.Contains(text, "|") && !strings.Contains(text, "```") {
+		return nil
+	}
+	if strings.Contains(text, "\r\n") {
+		text = strings.ReplaceAll(text, "\r\n", "\n")
+	}
+	var out [][2]int32
+	fenced := false
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += off
+		}
+		line := strings.TrimSpace(text[off:end])
+		fence := strings.HasPrefix(line, "```")
+		if fenced || fence || strings.HasPrefix(line, "|") {
+			out = append(out, [2]int32{int32(off), int32(end)})
+		}
+		if fence {
+			fenced = !fenced
+		}
+		off = end + 1
+	}
+	return out
 }
 
 // intern returns the id of w's text, registering w when it is new; w is
