@@ -66,8 +66,8 @@ const (
 	kindHealth  = "health"
 )
 
-// Defaults applied by Set.Article to zero fields of Vars (the SPEC's config
-// defaults).
+// Defaults applied by Set.Article to zero fields of Vars (the config's
+// documented defaults).
 const (
 	DefaultLanguage        = "en"
 	DefaultTargetWords     = 1500
