@@ -454,6 +454,7 @@ func TestLanguageDetection(t *testing.T) {
 		{en, English, true}, {en, Turkish, false},
 		{tr, Turkish, true}, {tr, English, false},
 		{de, German, true}, {de, English, false}, {de, Dutch, false},
+		{strings.Repeat("1 2 3 4 5 6 7 8 9 10 11 12 ", 20), English, true}, // nothing to judge
 	}
 	for _, c := range cases {
 		if got := id.sectionIn(c.text, c.want); got != c.in {

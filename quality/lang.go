@@ -103,10 +103,10 @@ func (id langID) identify(text string) Language {
 // window decides when it names want; otherwise the windows at a quarter and
 // at three quarters of the body must both name another language too, so a
 // quotation or a run of English terms in the middle does not condemn the
-// section.
+// section. A window without letters cannot be judged and passes.
 func (id langID) sectionIn(body string, want Language) bool {
-	if id.identify(window(body, 0.5, langWindow)) == want {
-		return true
+	if got := id.identify(window(body, 0.5, langWindow)); got == want || got == "" {
+		return true // "": no letters to judge (numbers, symbols)
 	}
 	for _, at := range []float64{0.25, 0.75} {
 		if id.identify(window(body, at, langConfirm)) == want {
