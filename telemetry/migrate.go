@@ -178,6 +178,16 @@ CREATE TABLE cap_reservations (
 );
 CREATE INDEX cap_reservations_day ON cap_reservations (provider, day_start);
 `},
+	{5, "notices", `
+-- Operator notices shown at most once per period (e.g. "Telegram not
+-- configured" once a day): key names the notice, value the period it was
+-- last shown for.
+CREATE TABLE notices (
+	key        TEXT PRIMARY KEY,
+	value      TEXT NOT NULL,
+	updated_at TEXT NOT NULL
+);
+`},
 }
 
 // SchemaVersion is the newest schema this binary knows.
