@@ -46,17 +46,12 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	}
 	defer l.close()
 	cfg := l.cfg
-	for _, w := range cfg.Warnings {
-		if opts.demo {
-			break // the embedded demo config has no file to point at
-		}
-		a.log.Warn(w)
-	}
 	store, err := telemetry.Open(cfg.Database)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
 	defer store.Close()
+	a.logConfigWarnings(ctx, cfg, store, opts.demo)
 	ch, err := buildChain(ctx, cfg, store)
 	if err != nil {
 		return exitWith(exitConfig, err)

@@ -61,9 +61,12 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	for _, w := range cfg.Warnings {
-		a.log.Warn(w)
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		return exitWith(exitConfig, err)
 	}
+	a.logConfigWarnings(ctx, cfg, store, false)
+	store.Close()
 	metrics := func(name string) string {
 		if opts.metricsDir == "" {
 			return ""
@@ -175,7 +178,7 @@ func (a *app) runScheduled(ctx context.Context, j serveJob) {
 // subcommand runs another subcommand of this binary (with the same
 // --config) in-process, as if it had been started on its own.
 func (a *app) subcommand(ctx context.Context, name string, args ...string) error {
-	b := &app{stdout: a.stdout, stderr: a.stderr, getenv: a.getenv, log: a.log}
+	b := &app{stdout: a.stdout, stderr: a.stderr, logOut: a.logOut, getenv: a.getenv, log: a.log, logFormat: a.logFormat, logLevel: a.logLevel}
 	root := b.rootCmd()
 	root.SetArgs(append([]string{name, "--config", a.configPath}, args...))
 	root.SetOut(a.stdout)
