@@ -37,3 +37,29 @@ func TestProgressWaitReasonOnce(t *testing.T) {
 		t.Errorf("a wait with its own reason lost it:\n%s", out)
 	}
 }
+
+// TestHealthTableAligned prints a table with a model name longer than any
+// fixed width and expects the status and detail columns to line up.
+func TestHealthTableAligned(t *testing.T) {
+	var b bytes.Buffer
+	printHealthTable(&b, []chain.HealthCheck{
+		{Provider: "gemini", Model: "gemini-flash-latest", Status: chain.HealthOK, Latency: 120 * time.Millisecond},
+		{Provider: "openrouter-long-name", Model: "meta-llama/llama-3.3-70b-instruct:free-with-a-long-suffix", Status: chain.HealthFailed,
+			Outcome: chain.OutcomeServerError, HTTPStatus: 503, Detail: "overloaded"},
+		{Provider: "groq", Model: "llama-3.3-70b-versatile", Status: chain.HealthCapped, Skip: "cap", Detail: "daily cap reached"},
+	})
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines:\n%s", len(lines), b.String())
+	}
+	col := func(line, cell string) int { return strings.Index(line, cell) }
+	status := []string{"healthy", "UNHEALTHY", chain.HealthCapped}
+	models := []string{"gemini-flash-latest", "meta-llama/", "llama-3.3-70b-versatile"}
+	details := []string{"latency", "server_error", "daily cap"}
+	for i := range lines {
+		if col(lines[i], status[i]) != col(lines[0], status[0]) || col(lines[i], models[i]) != col(lines[0], models[0]) ||
+			col(lines[i], details[i]) != col(lines[0], details[0]) {
+			t.Fatalf("columns do not line up:\n%s", b.String())
+		}
+	}
+}
