@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -24,7 +25,8 @@ const serveFlushEvery = 5 * time.Minute
 
 // serveOptions are the flags of `serve`.
 type serveOptions struct {
-	metricsDir string
+	metricsDir  string
+	metricsAddr string
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -43,7 +45,8 @@ comes due while a run is still going is skipped). Pending alerts are delivered e
 			return a.doServe(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.metricsDir, "metrics-dir", "", "write run.prom and health.prom (Prometheus text format) into this directory after each run and health walk")
+	cmd.Flags().StringVar(&opts.metricsDir, "metrics-dir", "", "write run.prom and health.prom (Prometheus text format) into this directory (created if missing) after each run and health walk")
+	cmd.Flags().StringVar(&opts.metricsAddr, "metrics-addr", "", "serve the same metrics live on http://HOST:PORT/metrics")
 	return cmd
 }
 
@@ -67,11 +70,16 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 	}
 	a.logConfigWarnings(ctx, cfg, store, false)
 	store.Close()
+	metricsDir, cleanup, err := a.startMetrics(ctx, cfg, opts)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	defer cleanup()
 	metrics := func(name string) string {
-		if opts.metricsDir == "" {
+		if metricsDir == "" {
 			return ""
 		}
-		return opts.metricsDir + "/" + name
+		return filepath.Join(metricsDir, name)
 	}
 	jobs := []serveJob{
 		{"run", cfg.Schedule.Run, func(ctx context.Context) error {
@@ -153,6 +161,40 @@ loop:
 	<-c.Stop().Done() // waits for the job in flight
 	fmt.Fprintln(a.stdout, "serve stopped")
 	return nil
+}
+
+// startMetrics prepares serve's metrics: the --metrics-dir directory
+// (created when missing), and with --metrics-addr the live /metrics, which
+// without --metrics-dir reads the textfiles from a private temporary
+// directory that cleanup removes. It returns the directory the jobs write
+// their textfiles into ("" = none).
+func (a *app) startMetrics(ctx context.Context, cfg *config.Config, opts serveOptions) (dir string, cleanup func(), err error) {
+	dir, cleanup = opts.metricsDir, func() {}
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("--metrics-dir: %w", err)
+		}
+	}
+	if opts.metricsAddr == "" {
+		return dir, cleanup, nil
+	}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "contentpipe-metrics-"); err != nil {
+			return "", nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
+		tmp := dir
+		cleanup = func() { os.RemoveAll(tmp) }
+	}
+	live, err := newLiveMetrics(cfg, dir)
+	if err == nil {
+		var addr string
+		if addr, err = a.serveMetrics(ctx, opts.metricsAddr, live); err == nil {
+			fmt.Fprintf(a.stdout, "serve: metrics on http://%s/metrics\n", addr)
+			return dir, cleanup, nil
+		}
+	}
+	cleanup()
+	return "", nil, err
 }
 
 // runScheduled runs one scheduled job and logs its result; a job's failure
