@@ -75,13 +75,44 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 		return exitWith(exitConfig, err)
 	}
 	defer cleanup()
+	jobs := a.serveJobs(cfg, metricsDir)
+	var one sync.Mutex // one job at a time; the alert flush takes it too
+	c, err := a.scheduleJobs(ctx, cfg, jobs, &one)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	c.Start()
+	fmt.Fprintf(a.stdout, "serve: scheduled %s; waiting (SIGTERM or SIGINT stops after the job in flight)\n", describeSchedule(jobs))
+	tick := time.NewTicker(serveFlushEvery)
+	defer tick.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-tick.C:
+			if one.TryLock() {
+				a.serveFlush(ctx)
+				one.Unlock()
+			}
+		}
+	}
+	a.log.Info("stopping: waiting for the job in flight")
+	<-c.Stop().Done() // waits for the job in flight
+	fmt.Fprintln(a.stdout, "serve stopped")
+	return nil
+}
+
+// serveJobs are the scheduled commands of a config; metricsDir ("" =
+// none) gets their textfiles.
+func (a *app) serveJobs(cfg *config.Config, metricsDir string) []serveJob {
 	metrics := func(name string) string {
 		if metricsDir == "" {
 			return ""
 		}
 		return filepath.Join(metricsDir, name)
 	}
-	jobs := []serveJob{
+	return []serveJob{
 		{"run", cfg.Schedule.Run, func(ctx context.Context) error {
 			return a.doRun(ctx, runOptions{metricsFile: metrics("run.prom")})
 		}},
@@ -93,11 +124,14 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 			return a.subcommand(context.WithoutCancel(ctx), "report")
 		}},
 	}
+}
 
-	// One job at a time: a job that comes due while another runs waits;
-	// the same job coming due again while it still runs is skipped.
+// scheduleJobs adds the jobs with a cron expression to a new, not yet
+// started scheduler. One job runs at a time (under one): a job that comes
+// due while another runs waits; the same job coming due again while it
+// still runs is skipped. No job starts once ctx is done.
+func (a *app) scheduleJobs(ctx context.Context, cfg *config.Config, jobs []serveJob, one *sync.Mutex) (*cron.Cron, error) {
 	var (
-		one  sync.Mutex
 		busy = map[string]bool{}
 		bmu  sync.Mutex
 	)
@@ -108,7 +142,6 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 			a.log.Info("not scheduled", "job", j.name)
 			continue
 		}
-		j := j
 		_, err := c.AddFunc(j.spec, func() {
 			if ctx.Err() != nil {
 				return
@@ -134,33 +167,14 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 			a.runScheduled(ctx, j)
 		})
 		if err != nil {
-			return exitWith(exitConfig, fmt.Errorf("%s: schedule.%s: bad cron expression %q: %w", cfg.Path, j.name, j.spec, err))
+			return nil, fmt.Errorf("%s: schedule.%s: bad cron expression %q: %w", cfg.Path, j.name, j.spec, err)
 		}
 		scheduled++
 	}
 	if scheduled == 0 {
-		return exitWith(exitConfig, fmt.Errorf("%s: schedule: nothing to schedule; set schedule.run, schedule.health or schedule.report", cfg.Path))
+		return nil, fmt.Errorf("%s: schedule: nothing to schedule; set schedule.run, schedule.health or schedule.report", cfg.Path)
 	}
-	c.Start()
-	fmt.Fprintf(a.stdout, "serve: scheduled %s; waiting (SIGTERM or SIGINT stops after the job in flight)\n", describeSchedule(jobs))
-	tick := time.NewTicker(serveFlushEvery)
-	defer tick.Stop()
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-tick.C:
-			if one.TryLock() {
-				a.serveFlush(ctx)
-				one.Unlock()
-			}
-		}
-	}
-	a.log.Info("stopping: waiting for the job in flight")
-	<-c.Stop().Done() // waits for the job in flight
-	fmt.Fprintln(a.stdout, "serve stopped")
-	return nil
+	return c, nil
 }
 
 // startMetrics prepares serve's metrics: the --metrics-dir directory
