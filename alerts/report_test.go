@@ -44,7 +44,7 @@ func publish(t *testing.T, s *telemetry.Store, id, provider string, ts time.Time
 		t.Fatal(err)
 	}
 	err = s.FinishJob(ctx, chain.JobRecord{ID: id, Topic: id, Slot: ts.Format("2006-01-02"), Status: chain.JobPublished,
-		Provider: provider, QualityScore: &sc, Attempt: 1, PublishedAt: ts}, ts)
+		Provider: provider, QualityScore: &sc, Attempt: 1, PublishedAt: ts}, chain.Owner{}, ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestReportSections(t *testing.T) {
 	publish(t, s, "c", "groq", time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC), 85)
 	best := 55.0
 	if err := s.FinishJob(ctx, chain.JobRecord{ID: "2026-11-25/stuck", Topic: "stuck", Slot: "2026-11-25", Status: chain.JobReview,
-		Provider: "cerebras", QualityScore: &best}, time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)); err != nil {
+		Provider: "cerebras", QualityScore: &best}, chain.Owner{}, time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RecordSkip(ctx, chain.Skip{TS: time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC), Provider: "gemini", Reason: "exhausted"}); err != nil {

@@ -94,7 +94,7 @@ func TestRulesEvaluateOnStore(t *testing.T) {
 	owner := chain.Owner{Host: "h", PID: 1}
 	_, _, err := store.ClaimJob(ctx, chain.JobRecord{ID: "2026-11-29/x", Topic: "x", Slot: "2026-11-29"}, owner, nil, time.Hour, t0)
 	tgMust(t, err)
-	tgMust(t, store.FinishJob(ctx, chain.JobRecord{ID: "2026-11-29/x", Topic: "x", Slot: "2026-11-29", Status: chain.JobReview}, t0))
+	tgMust(t, store.FinishJob(ctx, chain.JobRecord{ID: "2026-11-29/x", Topic: "x", Slot: "2026-11-29", Status: chain.JobReview}, owner, t0))
 
 	r := Rules{Store: store, Notifier: &Outbox{Store: store, Now: func() time.Time { return t0 }},
 		Caps:         []CapLimit{{Provider: "gemini", Cap: 10, DayStart: day}, {Provider: "groq", Cap: 600, DayStart: day}},

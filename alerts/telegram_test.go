@@ -137,12 +137,11 @@ func productAlerts(t *testing.T, store *telemetry.Store) {
 
 type tgNopPublisher struct{}
 
-func (tgNopPublisher) Location(a chain.Article) string {
-	return "out/" + a.Slot + "/" + a.Topic + ".md"
+func (tgNopPublisher) Prepare(_ context.Context, a chain.Article) (chain.Delivery, error) {
+	return chain.Delivery{JobID: a.JobID, Location: "nop://" + a.JobID}, nil
 }
-func (tgNopPublisher) Exists(context.Context, chain.Article) (bool, error) { return false, nil }
-func (tgNopPublisher) Publish(_ context.Context, a chain.Article) (string, error) {
-	return "out/" + a.Slot + "/" + a.Topic + ".md", nil
+func (tgNopPublisher) Deliver(_ context.Context, d chain.Delivery) (string, error) {
+	return d.Location, nil
 }
 
 func tgMust(t *testing.T, err error) {

@@ -87,10 +87,13 @@ type ProviderState struct {
 	Breaker         Breaker
 }
 
-// Owner identifies a run process holding job claims.
+// Owner identifies a run process holding job claims. Token is unique to
+// the process (two containers with one hostname are both pid 1); Host and
+// PID say where it runs, for people and for the lease fallback.
 type Owner struct {
-	Host string
-	PID  int
+	Host  string
+	PID   int
+	Token string
 }
 
 // Store is the durable state chain needs. telemetry.Store implements it on
@@ -128,6 +131,9 @@ type JobRecord struct {
 	PublishedAt  time.Time
 	LastError    string
 	UpdatedAt    time.Time
+	// Payload is the exact body a job in publishing delivers to Location
+	// (nil otherwise).
+	Payload []byte
 }
 
 // Candidate is a stored answer of a job (for publication or review).
@@ -153,11 +159,18 @@ type JobStore interface {
 	ClaimJob(ctx context.Context, j JobRecord, owner Owner, alive func(Owner) bool, lease time.Duration, now time.Time) (claimed bool, cur JobRecord, err error)
 	// HeartbeatJob renews owner's claim on a job.
 	HeartbeatJob(ctx context.Context, id string, owner Owner, now time.Time) error
-	// MarkPublishing records the write-ahead state before publication.
-	MarkPublishing(ctx context.Context, j JobRecord, now time.Time) error
+	// MarkPublishing records the write-ahead state before publication — the
+	// chosen attempt, the location and the exact payload — for a job that
+	// owner still claims, and returns only once that record is durable
+	// (fsynced), so that no crash or power cut can lose it after the side
+	// effect started.
+	MarkPublishing(ctx context.Context, j JobRecord, owner Owner, now time.Time) error
 	// FinishJob sets the final status (published, review, deferred, halted,
 	// rejected), the fields of j, and releases the claim.
-	FinishJob(ctx context.Context, j JobRecord, now time.Time) error
+	// Only owner's claim (or an unclaimed job) is finished.
+	FinishJob(ctx context.Context, j JobRecord, owner Owner, now time.Time) error
+	// CandidateAt returns the stored answer of one non-shadow attempt.
+	CandidateAt(ctx context.Context, jobID string, attempt int) (Candidate, bool, error)
 	Job(ctx context.Context, id string) (JobRecord, bool, error)
 	// BestCandidate returns the stored answer with the highest quality score
 	// of the job's non-shadow attempts (false when none).

@@ -178,6 +178,24 @@ CREATE TABLE cap_reservations (
 );
 CREATE INDEX cap_reservations_day ON cap_reservations (provider, day_start);
 `},
+	{2, "at-most-once: claim tokens, publishing target", `
+-- A claim belongs to one process, named by a token unique to it (host + pid
+-- alone collide across PID namespaces); see owner.go.
+ALTER TABLE jobs ADD COLUMN owner_token TEXT;
+
+-- The exact bytes a job in publishing delivers to its location: written
+-- durably before the side effect, so a reconciliation sends the same bytes;
+-- cleared once the job is published.
+ALTER TABLE jobs ADD COLUMN payload BLOB;
+
+-- Facts about the installation, e.g. the publishing target this database
+-- belongs to (publish_target).
+CREATE TABLE meta (
+	key        TEXT PRIMARY KEY,
+	value      TEXT NOT NULL,
+	updated_at TEXT NOT NULL
+);
+`},
 	{5, "notices", `
 -- Operator notices shown at most once per period (e.g. "Telegram not
 -- configured" once a day): key names the notice, value the period it was

@@ -204,6 +204,10 @@ type Profile struct {
 	// Thin marks a smaller model: its normal articles reach about 82-88% of
 	// the target words (still meeting the section minimums) instead of 100-110%.
 	Thin bool
+	// VaryTitles gives every answer its own title (the brief's title plus
+	// " (take N)", N the request's number), so that two answers of one job
+	// publish under two different slugs: the crash tests' providers.
+	VaryTitles bool
 	// Now is the clock used for timestamps and advertised reset times; nil
 	// means time.Now. Waits always run in real time.
 	Now func() time.Time

@@ -333,12 +333,11 @@ func CostOrder(links []*chain.Link) []*chain.Link {
 // jobs table.
 type nopPublisher struct{}
 
-func (nopPublisher) Location(a chain.Article) string { return "sim://" + a.Slot + "/" + a.Topic }
-func (nopPublisher) Exists(context.Context, chain.Article) (bool, error) {
-	return false, nil
+func (nopPublisher) Prepare(_ context.Context, a chain.Article) (chain.Delivery, error) {
+	return chain.Delivery{JobID: a.JobID, Location: "sim://" + a.Slot + "/" + a.Topic}, nil
 }
-func (p nopPublisher) Publish(_ context.Context, a chain.Article) (string, error) {
-	return p.Location(a), nil
+func (nopPublisher) Deliver(_ context.Context, d chain.Delivery) (string, error) {
+	return d.Location, nil
 }
 
 // forgetful is the naive baseline's store: it remembers no provider state,

@@ -42,11 +42,12 @@ func (l *loaded) close() {
 // servers) and the topics file. Every error here is exit status 2.
 func (a *app) load(demo bool) (*loaded, error) {
 	if !demo {
-		cfg, err := config.Load(a.configPath, a.getenv)
+		ld := a.configLoader(false)
+		cfg, err := ld.Load(a.configPath)
 		if err != nil {
 			return nil, err
 		}
-		topics, err := config.LoadTopics(cfg.Topics)
+		topics, err := ld.LoadTopics(cfg.Topics)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +102,7 @@ func (a *app) demoConfig(baseURL func(name string) string) (*config.Config, erro
 // Without a config file (and no --config given) it is the demo config, so
 // these commands work right after `run --demo`.
 func (a *app) readConfig(cmd *cobra.Command) (*config.Config, error) {
-	cfg, err := config.LoadForReading(a.configPath, a.getenv)
+	cfg, err := a.configLoader(true).Load(a.configPath)
 	if err == nil {
 		return cfg, nil
 	}
@@ -114,6 +115,29 @@ func (a *app) readConfig(cmd *cobra.Command) (*config.Config, error) {
 	}
 	a.log.Info("no config file: using the demo database and chain", "config", a.configPath, "database", cfg.Database)
 	return cfg, nil
+}
+
+// configLoader is the config loader with the checks that need the other
+// packages: prompt template names, the schema compiled as the gate will.
+// keysOptional is for the commands that call no provider.
+func (a *app) configLoader(keysOptional bool) config.Loader {
+	return config.Loader{
+		Getenv:       a.getenv,
+		KeysOptional: keysOptional,
+		PromptNames: func(dir string) ([]string, error) {
+			set, err := prompts.Load(dir)
+			if err != nil {
+				return nil, err
+			}
+			return set.Families(), nil
+		},
+		CheckSchema: func(schema []byte) error {
+			_, err := quality.NewGate(schema, quality.Settings{})
+			return err
+		},
+		// LanguageSupported stays nil (every well-formed code) until the
+		// quality package can say which languages its detector knows.
+	}
 }
 
 // schemaBytes reads the configured schema, or the embedded one when the
