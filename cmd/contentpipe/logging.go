@@ -160,6 +160,19 @@ func (a *app) setupOutput(command string) error {
 	return nil
 }
 
+// errorOut is where the final error of a command goes: stderr, stamped
+// with level ERROR when stderr is stamped.
+func (a *app) errorOut() io.Writer {
+	if s, ok := a.stderr.(*lineStamper); ok {
+		format := "text"
+		if s.json {
+			format = "json"
+		}
+		return newLineStamper(s.w, format, "ERROR", s.stream)
+	}
+	return a.stderr
+}
+
 // flushOutput writes the partial lines the stampers still hold.
 func (a *app) flushOutput() {
 	for _, w := range []io.Writer{a.stdout, a.stderr} {

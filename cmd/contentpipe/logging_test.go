@@ -51,6 +51,13 @@ func TestLogFlagsRejectUnknownValues(t *testing.T) {
 			t.Errorf("%v: exit %d stderr %q", args, r.code, r.stderr)
 		}
 	}
+	// The final error of a command is JSON records of level ERROR, one a line.
+	r := run(t, t.TempDir(), nil, "--log-format", "json", "--config", "missing.yaml", "run")
+	var rec map[string]string
+	if err := json.Unmarshal([]byte(strings.SplitN(r.stderr, "\n", 2)[0]), &rec); r.code != 2 || err != nil ||
+		rec["level"] != "ERROR" || !strings.Contains(rec["msg"], "missing.yaml") {
+		t.Errorf("missing config with --log-format json: exit %d, stderr %q (%v)", r.code, r.stderr, err)
+	}
 }
 
 // stampRE matches a line that starts with a timestamp: the stamp of plain
