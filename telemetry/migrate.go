@@ -189,7 +189,8 @@ ALTER TABLE jobs ADD COLUMN owner_token TEXT;
 ALTER TABLE jobs ADD COLUMN payload BLOB;
 
 -- Facts about the installation, e.g. the publishing target this database
--- belongs to (publish_target).
+-- belongs to (publish_target), and operator notices shown once a period
+-- (notice:<key>, see notices.go).
 CREATE TABLE meta (
 	key        TEXT PRIMARY KEY,
 	value      TEXT NOT NULL,

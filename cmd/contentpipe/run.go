@@ -44,18 +44,13 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	}
 	defer l.close()
 	cfg := l.cfg
-	for _, w := range cfg.Warnings {
-		if opts.demo {
-			break // the embedded demo config has no file to point at
-		}
-		a.log.Warn(w)
-	}
 	store, proc, err := openPublishing(ctx, cfg)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
 	defer store.Close()
 	defer proc.Close()
+	a.logConfigWarnings(ctx, cfg, store, opts.demo)
 	ch, err := buildChain(ctx, cfg, store)
 	if err != nil {
 		return exitWith(exitConfig, err)
