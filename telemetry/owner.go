@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -143,4 +145,24 @@ func pidAlive(pid int) bool {
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// OwnerKey encodes an owner as one string ("host pid token") for the
+// places that record a holder as text (the alerts outbox's lease_owner).
+func OwnerKey(o chain.Owner) string {
+	return fmt.Sprintf("%s %d %s", o.Host, o.PID, o.Token)
+}
+
+// parseOwnerKey reverses OwnerKey; ok is false for any other text (a lease
+// written before tokens existed).
+func parseOwnerKey(s string) (chain.Owner, bool) {
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return chain.Owner{}, false
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return chain.Owner{}, false
+	}
+	return chain.Owner{Host: f[0], PID: pid, Token: f[2]}, true
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -55,8 +54,15 @@ func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *teleme
 			a.log.Debug("telegram not configured: alerts go to stderr and the alerts table")
 		})
 	}
-	host, _ := os.Hostname()
-	s := &alerts.Sender{Store: store, To: to, Owner: host + ":" + strconv.Itoa(os.Getpid()), Log: a.log,
+	// The sender holds its leases as a registered process, so that a sender
+	// killed mid-send frees its alerts at once (telemetry.Store.Alive).
+	proc, err := store.Register()
+	if err != nil {
+		a.log.Warn("alerts outbox", "err", err)
+		return alerts.FlushResult{Stopped: true}
+	}
+	defer proc.Close()
+	s := &alerts.Sender{Store: store, To: to, Owner: telemetry.OwnerKey(proc.Owner), Log: a.log,
 		Warn: alerts.NewOutbox(store, a.stderr)}
 	res, err := s.Flush(ctx)
 	if err != nil {
