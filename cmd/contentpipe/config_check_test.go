@@ -108,7 +108,7 @@ func TestRunPrintsEveryProblem(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := execute(context.Background(), []string{"run", "--config", filepath.Join("testdata", "config_check", "five_mistakes.yaml")},
 		&stdout, &stderr, func(k string) string { return checkEnv[k] })
-	if code != exitConfig || strings.Count(stderr.String(), "\n  fix: ") != 5 {
+	if code != exitConfig || strings.Count(stderr.String(), "  fix: ") != 5 {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 	if _, err := os.Stat(filepath.Join("testdata", "config_check", "data")); err == nil {
