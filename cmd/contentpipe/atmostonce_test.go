@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -98,5 +105,87 @@ func TestConcurrentApprove(t *testing.T) {
 	}
 	if n := recv.n.Load(); n != 1 {
 		t.Fatalf("%d deliveries, want 1", n)
+	}
+}
+
+var bodyField = regexp.MustCompile(`"body"\s*:\s*"`)
+
+// keyEchoProxy stands in front of an OpenAI-compatible simulator and puts
+// the caller's API key into the article the simulator wrote, as a model
+// that repeats its context might.
+func keyEchoProxy(t *testing.T, target string) *httptest.Server {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		key := strings.TrimPrefix(resp.Request.Header.Get("Authorization"), "Bearer ")
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		var doc map[string]any
+		if resp.StatusCode == http.StatusOK && json.Unmarshal(b, &doc) == nil {
+			if ch, ok := doc["choices"].([]any); ok && len(ch) > 0 {
+				msg := ch[0].(map[string]any)["message"].(map[string]any)
+				content := msg["content"].(string)
+				loc := bodyField.FindStringIndex(content)
+				if loc == nil {
+					t.Errorf("no section body in the answer: %.200s", content)
+					return nil
+				}
+				msg["content"] = content[:loc[1]] + "Your key is " + key + ". " + content[loc[1]:]
+				b, _ = json.Marshal(doc)
+			}
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		resp.ContentLength = int64(len(b))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
+		return nil
+	}
+	s := httptest.NewServer(rp)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestSecretEchoedInAnArticle: a provider answers a passing article that
+// contains the API key it was called with; the key is replaced before the
+// answer is stored or published, and the call says so.
+func TestSecretEchoedInAnArticle(t *testing.T) {
+	down := sim.Profile{Rates: map[sim.Fault]float64{sim.FaultUnavailable: 1}}
+	sims, err := sim.StartAll(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sims.Close)
+	proxy := keyEchoProxy(t, sims.Server(sim.FlavorGroq).BaseURL())
+	w := newWorld(t, worldOptions{topics: 1, profiles: map[sim.Flavor]sim.Profile{sim.FlavorGemini: down},
+		baseURL: map[string]string{"groq": proxy.URL}, link: map[string]string{"groq": "stream: false"}})
+	r := run(t, w.dir, w.env, "run")
+	if r.code != 0 {
+		t.Fatalf("run exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	groqKey := worldKeys[1]
+	for path, b := range walkFiles(t, w.dir) {
+		if bytes.Contains(b, []byte(groqKey)) {
+			t.Errorf("%s holds the key the provider echoed", path)
+		}
+	}
+	files := publishedFiles(t, w.dir)
+	if len(files) != 1 {
+		t.Fatalf("published %v", files)
+	}
+	for _, fs := range files {
+		b, _ := os.ReadFile(fs[0])
+		if !bytes.Contains(b, []byte("Your key is [redacted]")) {
+			t.Errorf("the published article does not show the redaction:\n%.400s", b)
+		}
+	}
+	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
+	if n := count(t, db, "SELECT COUNT(*) FROM calls WHERE provider = 'groq' AND secret_redacted = 1"); n != 1 {
+		t.Errorf("%d groq calls marked secret_redacted, want 1", n)
 	}
 }
