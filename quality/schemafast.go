@@ -14,7 +14,7 @@ const articleSchema = `{
   "$schema": "http://json-schema.org/draft-07/schema#",
   "$id": "https://contentpipe.dev/schema/article.schema.json",
   "title": "Article",
-  "description": "The article JSON every provider must answer with (SPEC §5).",
+  "description": "The article JSON every provider must answer with (README: Prompts).",
   "type": "object",
   "required": ["title", "sections"],
   "additionalProperties": false,

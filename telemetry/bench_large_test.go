@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// WeeklyCostQuery is the README's weekly cost query (SPEC §7).
+// WeeklyCostQuery is the README's weekly cost query (section The database).
 const weeklyCostQuery = `SELECT provider, COUNT(*) AS calls, ROUND(SUM(cost_estimate_usd), 4) AS usd
 FROM calls WHERE ts >= date('now', '-7 days') GROUP BY provider ORDER BY usd DESC`
 

@@ -57,7 +57,7 @@ func TestRecordCallRoundTrip(t *testing.T) {
 		}
 	}
 	if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`).MatchString(got["ts"].(string)) {
-		t.Errorf("ts %q does not match the SPEC pattern", got["ts"])
+		t.Errorf("ts %q does not match the stored timestamp pattern", got["ts"])
 	}
 	var checks []string
 	if err := json.Unmarshal([]byte(got["checks"].(string)), &checks); err != nil || !slices.Equal(checks, c.Checks) {
@@ -94,7 +94,7 @@ func TestRecordCallRoundTrip(t *testing.T) {
 	}
 }
 
-// TestWeeklyCostQuery runs the query of SPEC §7 that the README shows.
+// TestWeeklyCostQuery runs the weekly cost query that the README shows.
 func TestWeeklyCostQuery(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// brief is what the prompt contract (see COMMON.md / the prompts package)
+// brief is what the prompt contract (see the prompts package's templates)
 // tells the simulated model about the article to write.
 type brief struct {
 	title, category string

@@ -35,7 +35,7 @@ var (
 		[]string{"müşteri memnuniyeti", "sohbet botu", "maliyet"}, "tr", 1500, 5, 200}
 )
 
-// prompt renders a user prompt following the contract of COMMON.md, with
+// prompt renders a user prompt following the contract of the prompts package's templates, with
 // some surrounding instructions as the prompts package writes them.
 func (tp topic) prompt() string {
 	return fmt.Sprintf(`Write the article described below as JSON only.

@@ -129,7 +129,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	if n := count(t, db, `SELECT COUNT(*) FROM skips`); n == 0 {
 		t.Error("no skips recorded although gemini's daily quota ran out")
 	}
-	// The SPEC §7 example query.
+	// The README's example query (section The database).
 	spec := `SELECT provider, COUNT(*) AS calls, ROUND(SUM(cost_estimate_usd), 4) AS usd
 FROM calls WHERE ts >= date('now', '-7 days') GROUP BY provider ORDER BY usd DESC;`
 	if q := run(t, dir, nil, "sql", spec); q.code != 0 || !strings.Contains(q.stdout, "usd") {

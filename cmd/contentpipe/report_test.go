@@ -55,7 +55,7 @@ func TestReportAfterDemo(t *testing.T) {
 	}
 	db := openDB(t, dbPath)
 
-	// Calls per provider, against the SPEC's own window: date('now', '-7 days').
+	// Calls per provider, against the README query's own window: date('now', '-7 days').
 	rows, err := db.Query(`SELECT provider, COUNT(*), SUM(outcome = 'ok'), SUM(cost_estimate_usd) FROM calls
 WHERE ts >= date('now', '-7 days') GROUP BY provider`)
 	if err != nil {

@@ -36,7 +36,7 @@ type runOptions struct {
 }
 
 // doRun is one publishing run (also called by `serve`). It returns nil or
-// an *exitError carrying the SPEC §1 exit status.
+// an *exitError carrying the exit status of the README's Commands table.
 func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	l, err := a.load(opts.demo)
 	if err != nil {
