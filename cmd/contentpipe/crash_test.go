@@ -520,6 +520,13 @@ func TestConcurrentRunsNeverShareAJob(t *testing.T) {
 			t.Errorf("concurrent run exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	}
+	publishedAndGeneratedOnce(t, w, topics)
+}
+
+// publishedAndGeneratedOnce checks that each of the world's topics jobs
+// has one file and exactly one passing call.
+func publishedAndGeneratedOnce(t *testing.T, w *simWorld, topics int) {
+	t.Helper()
 	byJob := publishedFiles(t, w.dir)
 	for id, fs := range byJob {
 		if len(fs) != 1 {

@@ -255,17 +255,5 @@ func TestRunsInSeparatePIDNamespaces(t *testing.T) {
 			t.Fatalf("run in a PID namespace: exit %d:\n%s", r.code, r.stdout)
 		}
 	}
-	byJob := publishedFiles(t, w.dir)
-	for id, fs := range byJob {
-		if len(fs) != 1 {
-			t.Errorf("job %s published %d times", id, len(fs))
-		}
-	}
-	if len(byJob) != topics {
-		t.Fatalf("%d of %d jobs published", len(byJob), topics)
-	}
-	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
-	if n := count(t, db, `SELECT COUNT(*) FROM calls WHERE outcome = 'ok'`); n != topics {
-		t.Fatalf("%d ok calls for %d jobs: a job was generated twice", n, topics)
-	}
+	publishedAndGeneratedOnce(t, w, topics)
 }
