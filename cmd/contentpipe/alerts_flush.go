@@ -115,8 +115,6 @@ func (a *app) afterRun(ctx context.Context, cfg *config.Config, store *telemetry
 	a.flushAlerts(ctx, cfg, store)
 }
 
-func init() { register((*app).alertsCmd) }
-
 func (a *app) alertsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "alerts",

@@ -11,8 +11,6 @@ import (
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 )
 
-func init() { register((*app).configCmd) }
-
 func (a *app) configCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "config",

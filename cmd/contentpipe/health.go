@@ -15,8 +15,6 @@ import (
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
-func init() { register((*app).healthCmd) }
-
 // healthOptions are the flags of `health`.
 type healthOptions struct {
 	demo        bool

@@ -97,8 +97,8 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		return a.setupOutput(topCommand(cmd))
 	}
-	for _, c := range commands {
-		root.AddCommand(c(a))
+	for _, c := range a.commands() {
+		root.AddCommand(c)
 	}
 	return root
 }
@@ -112,8 +112,19 @@ func topCommand(cmd *cobra.Command) string {
 	return cmd.Name()
 }
 
-// commands are the subcommands; each command's file registers its
-// constructor in an init function, so commands can be added independently.
-var commands []func(*app) *cobra.Command
-
-func register(c func(*app) *cobra.Command) { commands = append(commands, c) }
+// commands are the subcommands, one line each; each is built in its own
+// file.
+func (a *app) commands() []*cobra.Command {
+	return []*cobra.Command{
+		a.runCmd(),
+		a.healthCmd(),
+		a.reportCmd(),
+		a.reviewCmd(),
+		a.sqlCmd(),
+		a.serveCmd(),
+		a.simulateCmd(),
+		a.configCmd(),
+		a.alertsCmd(),
+		a.versionCmd(),
+	}
+}

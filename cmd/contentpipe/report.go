@@ -14,8 +14,6 @@ import (
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
-func init() { register((*app).reportCmd) }
-
 // reportSender is what the report needs from a chat: *alerts.Telegram.
 type reportSender interface {
 	SendSections(ctx context.Context, sections []string) error

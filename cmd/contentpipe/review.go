@@ -17,8 +17,6 @@ import (
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
-func init() { register((*app).reviewCmd) }
-
 // reviewCmd is the manual review queue (README: Manual review): jobs whose every answer
 // failed the quality gate, with the best answer kept.
 func (a *app) reviewCmd() *cobra.Command {

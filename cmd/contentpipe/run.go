@@ -12,8 +12,6 @@ import (
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 )
 
-func init() { register((*app).runCmd) }
-
 func (a *app) runCmd() *cobra.Command {
 	var opts runOptions
 	cmd := &cobra.Command{

@@ -17,8 +17,6 @@ import (
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
-func init() { register((*app).serveCmd) }
-
 // serveFlushEvery is how often `serve` delivers pending alerts between
 // scheduled jobs (alerts kept by flood control or an outage).
 const serveFlushEvery = 5 * time.Minute

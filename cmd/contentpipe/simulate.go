@@ -25,8 +25,6 @@ import (
 	"github.com/contentpipe/contentpipe/whatif"
 )
 
-func init() { register((*app).simulateCmd) }
-
 // simulateOptions are the flags of `simulate`.
 type simulateOptions struct {
 	faults      string

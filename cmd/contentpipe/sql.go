@@ -8,8 +8,6 @@ import (
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
-func init() { register((*app).sqlCmd) }
-
 func (a *app) sqlCmd() *cobra.Command {
 	var format, db string
 	cmd := &cobra.Command{

@@ -14,8 +14,6 @@ import (
 // means "ask the build info".
 var version = "dev"
 
-func init() { register((*app).versionCmd) }
-
 func (a *app) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
