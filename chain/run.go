@@ -80,14 +80,7 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 	if par <= 0 {
 		par = 1
 	}
-	lease := r.Lease
-	if lease <= 0 {
-		d := r.Chain.Deadline
-		if d <= 0 {
-			d = 15 * time.Minute
-		}
-		lease = d + 5*time.Minute
-	}
+	lease := r.lease()
 	var (
 		mu      sync.Mutex
 		sum     Summary
@@ -184,6 +177,15 @@ func (r *Runner) stillDue(ctx context.Context, rest []Job, max int) int {
 		}
 	}
 	return n
+}
+
+// lease is how long a claim holds without a heartbeat: Lease, or the job
+// deadline + 5 minutes.
+func (r *Runner) lease() time.Duration {
+	if r.Lease > 0 {
+		return r.Lease
+	}
+	return r.Chain.JobDeadline() + 5*time.Minute
 }
 
 func (r *Runner) alive(o Owner) bool {
@@ -407,11 +409,7 @@ func (r *Runner) Approve(ctx context.Context, rc ReviewClaimer, j Job, cand Cand
 		case JobPublished:
 			return cur.Location, true, nil
 		case JobPublishing:
-			lease := r.Lease
-			if lease <= 0 {
-				lease = 20 * time.Minute
-			}
-			ok, cur2, err := r.Jobs.ClaimJob(ctx, JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot}, r.Owner, r.alive, lease, now)
+			ok, cur2, err := r.Jobs.ClaimJob(ctx, JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot}, r.Owner, r.alive, r.lease(), now)
 			if err != nil {
 				return "", false, fmt.Errorf("claim job %s: %w", j.ID, err)
 			}

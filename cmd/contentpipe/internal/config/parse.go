@@ -1,13 +1,15 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
 )
 
 var (
@@ -18,7 +20,6 @@ var (
 	linkNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 	languageRE    = regexp.MustCompile(`^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$`)
 	channelRE     = regexp.MustCompile(`^@[A-Za-z][A-Za-z0-9_]{3,}$`)
-	capResetRE    = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
 	exampleConfig = "see data/contentpipe.example.yaml"
 )
 
@@ -293,7 +294,7 @@ func (p *loader) link(r rawLink, path string, seen map[string]int) (Link, linkPo
 	if r.CapReset != nil && strings.TrimSpace(*r.CapReset) != "" {
 		norm, err := checkCapReset(*r.CapReset)
 		p.check(err == nil, path+".cap_reset", `write "HH:MM Zone" with an IANA zone, e.g. "00:00 America/Los_Angeles" (default "00:00 UTC")`,
-			"%s: bad cap_reset %q: %v", where, *r.CapReset, err)
+			"%s: bad %v", where, err)
 		l.CapReset = norm
 	}
 	set(&l.Price.InputPerMTok, r.Price.InputPerMTok)
@@ -352,29 +353,17 @@ func (p *loader) jsonMode(l *Link, raw *string, path, where string) {
 	}
 }
 
-// checkCapReset validates "HH:MM [Zone]" and returns it with the zone made
-// explicit ("00:00" → "00:00 UTC").
+// checkCapReset validates "HH:MM [Zone]" with the chain's own parser and
+// returns it with the zone made explicit ("00:00" → "00:00 UTC").
 func checkCapReset(s string) (string, error) {
-	f := strings.Fields(s)
-	if len(f) == 0 || len(f) > 2 {
-		return s, fmt.Errorf("want HH:MM and an optional time zone")
+	if strings.TrimSpace(s) == "" {
+		return s, errors.New("empty cap_reset: want HH:MM and an optional time zone")
 	}
-	m := capResetRE.FindStringSubmatch(f[0])
-	if m == nil {
-		return s, fmt.Errorf("%q is not a 24-hour HH:MM time", f[0])
+	r, err := chain.ParseCapReset(s)
+	if err != nil {
+		return s, err
 	}
-	h, _ := strconv.Atoi(m[1])
-	zone := "UTC"
-	if len(f) == 2 {
-		zone = f[1]
-	}
-	if zone == "Local" {
-		return s, fmt.Errorf("zone Local depends on the machine; name the zone")
-	}
-	if _, err := time.LoadLocation(zone); err != nil {
-		return s, fmt.Errorf("unknown time zone %q", zone)
-	}
-	return fmt.Sprintf("%02d:%s %s", h, m[2], zone), nil
+	return fmt.Sprintf("%02d:%02d %s", r.Hour, r.Minute, r.Loc), nil
 }
 
 func contains(list []string, s string) bool {
