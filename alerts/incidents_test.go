@@ -50,7 +50,7 @@ func (s *scenario) skip(job, provider string, ts time.Time, reason string) {
 
 // finish records the job's end at ts with status (and its provider when
 // published).
-func (s *scenario) finish(job, status, provider string, ts time.Time) {
+func (s *scenario) finish(job string, status chain.JobStatus, provider string, ts time.Time) {
 	s.t.Helper()
 	ctx := context.Background()
 	rec := chain.JobRecord{ID: job, Topic: job, Slot: "2026-12-01"}

@@ -98,7 +98,7 @@ func (r Report) writeJobs(b *strings.Builder) {
 	for _, n := range d.Jobs {
 		total += n
 	}
-	fmt.Fprintf(b, "  %s; job success rate %s (published of %d)\n", countList(d.Jobs), pct(float64(d.Jobs[chain.JobPublished])/float64(total)), total)
+	fmt.Fprintf(b, "  %s; job success rate %s (published of %d)\n", countList(d.Jobs), pct(float64(d.Jobs[string(chain.JobPublished)])/float64(total)), total)
 }
 
 func (r Report) writeFallback(b *strings.Builder) {

@@ -162,7 +162,7 @@ type Attempt struct {
 
 // Result is what the walk produced for one job.
 type Result struct {
-	Status   string // JobPublished (an answer passed the gate), JobReview, JobDeferred, JobHalted
+	Status   JobStatus // JobPublished (an answer passed the gate), JobReview, JobDeferred, JobHalted
 	Winner   *Winner
 	Best     *Winner // best rejected candidate (status review)
 	Attempts []Attempt

@@ -45,7 +45,7 @@ type Runner struct {
 // JobReport is the result of one job in a run.
 type JobReport struct {
 	Job      Job
-	Status   string // published, review, deferred, halted, active (held by another run), done (already finished)
+	Status   JobStatus // published, review, deferred, halted; JobActive (held by another run); JobError
 	Provider string
 	Model    string
 	Score    float64
@@ -104,7 +104,7 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 				// The store already retried through its busy timeouts: the
 				// next claim would fail the same way. The rest stay due.
 				sum.Errors++
-				sum.Reports = append(sum.Reports, JobReport{Job: j, Status: "error", Err: fmt.Errorf("claim job %s: %w", j.ID, err)})
+				sum.Reports = append(sum.Reports, JobReport{Job: j, Status: JobError, Err: fmt.Errorf("claim job %s: %w", j.ID, err)})
 				storeKO = true
 				return Job{}, JobRecord{}, false
 			}
@@ -114,7 +114,7 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 					// finished for this slot: not due
 				default:
 					sum.Active++
-					sum.Reports = append(sum.Reports, JobReport{Job: j, Status: "active"})
+					sum.Reports = append(sum.Reports, JobReport{Job: j, Status: JobActive})
 				}
 				continue
 			}
@@ -172,7 +172,7 @@ func (r *Runner) stillDue(ctx context.Context, rest []Job, max int) int {
 			break
 		}
 		rec, ok, err := r.Jobs.Job(ctx, j.ID)
-		if err != nil || !ok || (rec.Status != JobPublished && rec.Status != JobReview && rec.Status != JobRejected) {
+		if err != nil || !ok || !rec.Status.Finished() {
 			n++
 		}
 	}
@@ -208,7 +208,7 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 	res, err := r.Chain.Generate(jctx, j)
 	rep := JobReport{Job: j, Result: &res, CostUSD: res.CostUSD}
 	if err != nil {
-		rep.Status, rep.Err = "error", err
+		rep.Status, rep.Err = JobError, err
 		r.finish(jctx, j, JobDeferred, nil, err.Error())
 		return rep
 	}
@@ -218,7 +218,7 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 		rep.Provider, rep.Model, rep.Score = w.Provider, w.Model, w.Score
 		loc, err := r.publish(jctx, j, w)
 		if err != nil {
-			rep.Status, rep.Err = "error", err
+			rep.Status, rep.Err = JobError, err
 			return rep
 		}
 		rep.Status, rep.Location = JobPublished, loc
@@ -294,7 +294,7 @@ func (r *Runner) deliver(ctx context.Context, rec JobRecord, d Delivery) (string
 
 // finish records a job's final status (not published: see deliver) and
 // releases its claim.
-func (r *Runner) finish(ctx context.Context, j Job, status string, w *Winner, lastErr string) {
+func (r *Runner) finish(ctx context.Context, j Job, status JobStatus, w *Winner, lastErr string) {
 	rec := JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot, Title: j.Title, Category: j.Category, Language: j.Language,
 		Status: status, LastError: lastErr}
 	if w != nil {
@@ -328,13 +328,13 @@ func (r *Runner) reconcile(ctx context.Context, j Job, cur JobRecord) JobReport 
 	}
 	d, err := r.marked(ctx, j, cur)
 	if err != nil {
-		rep.Status, rep.Err = "error", fmt.Errorf("reconcile %s: %w", j.ID, err)
+		rep.Status, rep.Err = JobError, fmt.Errorf("reconcile %s: %w", j.ID, err)
 		return rep
 	}
 	cur.PublishedAt = cur.UpdatedAt
 	loc, err := r.deliver(ctx, cur, d)
 	if err != nil {
-		rep.Status, rep.Err = "error", err
+		rep.Status, rep.Err = JobError, err
 		return rep
 	}
 	rep.Status, rep.Location = JobPublished, loc

@@ -26,17 +26,33 @@ const (
 	SkipHalted      SkipReason = "halted"
 )
 
+// JobStatus is a job's state (jobs.status), or what a run did with a job
+// (JobReport.Status: also JobActive and JobError).
+type JobStatus string
+
 // Job statuses (jobs.status).
 const (
-	JobDue        = "due"        // not yet done for its slot
-	JobRunning    = "running"    // claimed by a live run
-	JobPublishing = "publishing" // write-ahead: publication started, not confirmed
-	JobPublished  = "published"
-	JobReview     = "review"   // every answer failed the gate; best candidate kept
-	JobDeferred   = "deferred" // no provider answered; due again next run
-	JobHalted     = "halted"   // auth failure stopped the run
-	JobRejected   = "rejected" // closed by `review reject`
+	JobDue        JobStatus = "due"        // not yet done for its slot
+	JobRunning    JobStatus = "running"    // claimed by a live run
+	JobPublishing JobStatus = "publishing" // write-ahead: publication started, not confirmed
+	JobPublished  JobStatus = "published"
+	JobReview     JobStatus = "review"   // every answer failed the gate; best candidate kept
+	JobDeferred   JobStatus = "deferred" // no provider answered; due again next run
+	JobHalted     JobStatus = "halted"   // auth failure stopped the run
+	JobRejected   JobStatus = "rejected" // closed by `review reject`
 )
+
+// What a run reports for a job it did not work on (JobReport.Status only).
+const (
+	JobActive JobStatus = "active" // held by another live run
+	JobError  JobStatus = "error"  // the run failed on it (store, publisher)
+)
+
+// Finished reports whether a job in status s is done for good: published,
+// kept for review, or rejected.
+func (s JobStatus) Finished() bool {
+	return s == JobPublished || s == JobReview || s == JobRejected
+}
 
 // Call is one row of the calls table: one attempt at one provider. Text, if
 // not empty, goes to the outputs table (never to calls).
@@ -159,7 +175,7 @@ type JobRecord struct {
 	Title        string
 	Category     string
 	Language     string
-	Status       string
+	Status       JobStatus
 	Provider     string // link that served the published/kept answer
 	Model        string
 	QualityScore *float64

@@ -177,7 +177,7 @@ func TestFailureStreaksCountOnlyTheGivenOutcomes(t *testing.T) {
 func TestDeferredSinceLastPublication(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
-	job := func(id, status string, at time.Time) {
+	job := func(id string, status chain.JobStatus, at time.Time) {
 		t.Helper()
 		rec := chain.JobRecord{ID: id, Topic: id, Slot: "s"}
 		if _, _, err := s.ClaimJob(ctx, rec, chain.Owner{Host: "h", PID: 1}, nil, time.Hour, at); err != nil {

@@ -68,15 +68,6 @@ func getJob(ctx context.Context, q queryRower, id string) (jobRow, bool, error) 
 	return r, true, nil
 }
 
-// finished reports whether a job status is final for its slot.
-func finished(status string) bool {
-	switch status {
-	case chain.JobPublished, chain.JobReview, chain.JobRejected:
-		return true
-	}
-	return false
-}
-
 // ClaimJob inserts the job (status due) if new and claims it for owner, in
 // one IMMEDIATE transaction. A finished job (published, review, rejected) is
 // not claimed. A job claimed by another owner is not claimed while alive
@@ -106,7 +97,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.Topic, j.Slot, j.Title, j.Category,
 				return err
 			}
 		}
-		if finished(r.rec.Status) {
+		if r.rec.Status.Finished() {
 			cur = r.rec
 			return nil
 		}
@@ -235,7 +226,7 @@ func (s *Store) Job(ctx context.Context, id string) (chain.JobRecord, bool, erro
 }
 
 // JobsByStatus returns the jobs with status, oldest slot first.
-func (s *Store) JobsByStatus(ctx context.Context, status string) ([]chain.JobRecord, error) {
+func (s *Store) JobsByStatus(ctx context.Context, status chain.JobStatus) ([]chain.JobRecord, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE status = ? ORDER BY slot, created_at, id", status)
 	if err != nil {
 		return nil, fmt.Errorf("list %s jobs: %w", status, err)

@@ -118,8 +118,8 @@ func TestClaimJobTakeover(t *testing.T) {
 	if err != nil || !ok || cur.Status != chain.JobRunning || cur.LastError != "every provider failed" {
 		t.Fatalf("deferred job: %v %+v %v", ok, cur, err)
 	}
-	for _, st := range []string{chain.JobPublished, chain.JobReview, chain.JobRejected} {
-		id := "fin-" + st
+	for _, st := range []chain.JobStatus{chain.JobPublished, chain.JobReview, chain.JobRejected} {
+		id := "fin-" + string(st)
 		if ok, _, _ := s.ClaimJob(ctx, job(id), a, everyoneAlive, lease, t0); !ok {
 			t.Fatalf("claim %s", id)
 		}

@@ -45,9 +45,11 @@ func seedReport(t *testing.T) string {
 		}
 	}
 	jobs := []struct {
-		id, status, provider string
-		score                any
-		published, updated   time.Time
+		id                 string
+		status             chain.JobStatus
+		provider           string
+		score              any
+		published, updated time.Time
 	}{
 		{"j1", chain.JobPublished, "gemini", 90.0, at(23, 6), at(23, 6)},
 		{"j2", chain.JobPublished, "groq", 80.0, at(24, 8), at(24, 8)},

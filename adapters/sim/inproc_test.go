@@ -100,7 +100,7 @@ func runScripted(t *testing.T, mk func(name string, clock *VirtualClock, to chai
 			Language: "en", TargetWords: 600})
 	}
 	var tr trace
-	r.OnJob = func(rep chain.JobReport) { tr.jobs = append(tr.jobs, rep.Job.Topic+":"+rep.Status) }
+	r.OnJob = func(rep chain.JobReport) { tr.jobs = append(tr.jobs, rep.Job.Topic+":"+string(rep.Status)) }
 	r.Run(ctx, jobs, len(jobs))
 	_, rows, err := store.Query(ctx, "SELECT provider, outcome FROM calls ORDER BY id")
 	if err != nil {

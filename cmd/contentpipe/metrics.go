@@ -60,8 +60,8 @@ func unix(t time.Time) float64 {
 func runMetrics(ctx context.Context, store *telemetry.Store, links []*chain.Link, sum chain.Summary, start, end time.Time) []byte {
 	var p promText
 	p.family("contentpipe_run_jobs", "gauge", "Jobs of the last run by outcome.")
-	jobs := map[string]int{chain.JobPublished: sum.Published, chain.JobReview: sum.Review, chain.JobDeferred: sum.Deferred,
-		chain.JobHalted: sum.Halted, "active_elsewhere": sum.Active, "error": sum.Errors}
+	jobs := map[string]int{string(chain.JobPublished): sum.Published, string(chain.JobReview): sum.Review, string(chain.JobDeferred): sum.Deferred,
+		string(chain.JobHalted): sum.Halted, "active_elsewhere": sum.Active, string(chain.JobError): sum.Errors}
 	for _, k := range sortedKeys(jobs) {
 		p.sample("contentpipe_run_jobs", float64(jobs[k]), "outcome", k)
 	}
