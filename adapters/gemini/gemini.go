@@ -241,14 +241,20 @@ func joinMsg(a, b string) string {
 
 // fail classifies a failed call. A transport failure (timeout, refused
 // connection, broken stream, oversized body, cancelled context) wins over
-// whatever the SDK made of it; then the API error the SDK decoded; anything
-// else is error, or stream_broken when it happened inside a 200 stream.
+// whatever the SDK made of it; then an answer outside 2xx, which the
+// transport never hands to the SDK, by its status and the error its body
+// names; then an API error the SDK decoded (an error event inside a
+// stream); anything else is error, or stream_broken when it happened inside
+// a 200 stream.
 func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream bool) error {
 	pe, done := transport.Failure(c.name, ex, err, partial, c.key)
 	if done {
 		return pe
 	}
 	ae, ok := apiError(err)
+	if errors.Is(err, transport.ErrStatus) {
+		ae, ok = bodyError(ex), true
+	}
 	if !ok {
 		pe.Outcome = chain.OutcomeError
 		if stream && pe.Status == http.StatusOK {
@@ -267,7 +273,7 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream 
 		pe.Status = ae.Code
 	}
 	d := readDetails(ae.Details)
-	if d.reason == "API_KEY_INVALID" {
+	if d.reason == "API_KEY_INVALID" && pe.Status/100 == 4 {
 		pe.Outcome = chain.OutcomeAuthError
 		return pe
 	}
@@ -287,6 +293,25 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream 
 	}
 	pe.Outcome = transport.Classify(pe.Status, false, pe.Scope)
 	return pe
+}
+
+// bodyError reads the error an answer outside 2xx names in its body, in
+// the form the SDK decodes ({"error":{"code","message","status",
+// "details"}}). A body without one gives the status and the start of the
+// body as the message.
+func bodyError(ex *transport.Exchange) genai.APIError {
+	body := ex.Body()
+	var env struct {
+		Error *genai.APIError `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Error != nil && strings.TrimSpace(env.Error.Message) != "" {
+		return *env.Error
+	}
+	ae := genai.APIError{Code: ex.Status(), Message: transport.StatusMessage(ex.Status(), body)}
+	if env.Error != nil {
+		ae.Status, ae.Details = env.Error.Status, env.Error.Details
+	}
+	return ae
 }
 
 // apiError finds the SDK's APIError, which genai returns by value (and a

@@ -293,9 +293,10 @@ func (c *Client) broken(ex *transport.Exchange, msg, partial string) error {
 
 // fail classifies a failed call. A transport failure (timeout, refused
 // connection, broken connection, oversized body, cancelled context) wins
-// over whatever the SDK made of it; then the error body as the provider
-// sent it (wrapped in "error" or, as Cerebras does, not); then the SDK's own
-// error.
+// over whatever the SDK made of it. An answer outside 2xx never reaches the
+// SDK (the transport refuses it), so it is classified by its status and the
+// error body as the provider sent it (wrapped in "error" or, as Cerebras
+// does, not); an SDK error, last, fills what the body did not say.
 func (c *Client) fail(ex *transport.Exchange, err error, partial string) error {
 	h := ex.Header()
 	pe, done := transport.Failure(c.name, ex, err, partial, c.key)
@@ -325,10 +326,15 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string) error {
 			pe.Status = re.HTTPStatusCode
 		}
 	}
-	pe.Message = transport.Scrub(w.text(), c.key)
-	if pe.Message == "" {
-		pe.Message = transport.Scrub(err.Error(), c.key)
+	msg := w.text()
+	switch {
+	case msg != "":
+	case errors.Is(err, transport.ErrStatus):
+		msg = transport.StatusMessage(pe.Status, ex.Body())
+	default:
+		msg = err.Error()
 	}
+	pe.Message = transport.Scrub(msg, c.key)
 	switch pe.Status {
 	case 0:
 		pe.Outcome = chain.OutcomeError // the SDK refused the request; nothing was sent
@@ -338,7 +344,9 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string) error {
 		return pe
 	}
 	code := w.code()
-	rateLimit := pe.Status == http.StatusTooManyRequests || code == "rate_limit_exceeded"
+	// A body's rate-limit code is believed on a 4xx or 5xx (Groq's 413); on
+	// any other status (1xx, 3xx, 600 and up) the body says nothing.
+	rateLimit := pe.Status == http.StatusTooManyRequests || (pe.Status >= 400 && pe.Status <= 599 && code == "rate_limit_exceeded")
 	if rateLimit {
 		pe.Scope = scope(h, w, code)
 		if d, ok := transport.ParseRetryAfter(h.Get("Retry-After"), time.Now()); ok {
