@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -283,13 +285,11 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream 
 			pe.Scope = transport.ScopeFromText(ae.Message)
 		}
 		// Every wait the provider names is a floor: keep the longest.
-		pe.RetryAfter = d.retryDelay
-		if w, ok := transport.ParseRetryAfter(ex.Header().Get("Retry-After"), time.Now()); ok {
-			pe.RetryAfter = max(pe.RetryAfter, w)
-		}
-		if w, ok := transport.ParseMessageDelay(ae.Message); ok {
-			pe.RetryAfter = max(pe.RetryAfter, w)
-		}
+		var ds transport.Delays
+		ds.Add("retryDelay", d.retryRaw, d.retryDelay, d.retryOK)
+		ds.RetryAfter(ex.Header().Get("Retry-After"), time.Now())
+		ds.Message(ae.Message)
+		ds.Fill(pe, c.key)
 	}
 	pe.Outcome = transport.Classify(pe.Status, false, pe.Scope)
 	return pe
@@ -329,7 +329,9 @@ func apiError(err error) (genai.APIError, bool) {
 }
 
 type details struct {
+	retryRaw   string // RetryInfo.retryDelay as sent; empty when absent
 	retryDelay time.Duration
+	retryOK    bool
 	scope      chain.Scope
 	reason     string
 }
@@ -343,8 +345,8 @@ func readDetails(ds []map[string]any) details {
 		typ, _ := m["@type"].(string)
 		switch {
 		case strings.HasSuffix(typ, "google.rpc.RetryInfo"):
-			if w, ok := protoDuration(m["retryDelay"]); ok {
-				d.retryDelay = w
+			if v, ok := m["retryDelay"]; ok {
+				d.retryRaw, d.retryDelay, d.retryOK = protoDuration(v)
 			}
 		case strings.HasSuffix(typ, "google.rpc.QuotaFailure"):
 			vs, _ := m["violations"].([]any)
@@ -370,28 +372,43 @@ func readDetails(ds []map[string]any) details {
 }
 
 // protoDuration reads a google.protobuf.Duration in its JSON form ("26s",
-// "23.472316927s") or, defensively, as {"seconds":…, "nanos":…}.
-func protoDuration(v any) (time.Duration, bool) {
+// "23.472316927s", "999999999s") or, defensively, as {"seconds":…,
+// "nanos":…}, saturating at transport.MaxDelay. raw is the value as sent;
+// ok is false when it cannot be read (a negative value included).
+func protoDuration(v any) (raw string, d time.Duration, ok bool) {
 	switch x := v.(type) {
 	case string:
-		d, err := time.ParseDuration(x)
-		return d, err == nil && d >= 0
+		d, ok := transport.ParseProtoDuration(x)
+		return x, d, ok
 	case map[string]any:
-		var d time.Duration
+		b, _ := json.Marshal(x)
+		raw = string(b)
+		var secs float64
 		switch s := x["seconds"].(type) {
 		case float64:
-			d = time.Duration(s) * time.Second
-		case string:
-			w, err := time.ParseDuration(s + "s")
+			secs = s
+		case string: // int64 fields are strings in proto JSON
+			f, err := strconv.ParseFloat(s, 64)
 			if err != nil {
-				return 0, false
+				return raw, 0, false
 			}
-			d = w
+			secs = f
+		default:
+			return raw, 0, false
 		}
-		if n, ok := x["nanos"].(float64); ok {
-			d += time.Duration(n)
+		nanos, _ := x["nanos"].(float64)
+		if secs < 0 || nanos < 0 || math.IsNaN(secs) || math.IsNaN(nanos) {
+			return raw, 0, false
 		}
-		return d, d > 0
+		if secs+nanos/1e9 >= transport.MaxDelay.Seconds() {
+			return raw, transport.MaxDelay, true
+		}
+		whole := math.Floor(secs)
+		d := time.Duration(whole)*time.Second + time.Duration(math.Round((secs-whole)*1e9+nanos))
+		return raw, min(d, transport.MaxDelay), true
+	case nil:
+		return "", 0, false
 	}
-	return 0, false
+	b, _ := json.Marshal(v)
+	return string(b), 0, false
 }

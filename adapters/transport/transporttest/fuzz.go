@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/contentpipe/contentpipe/adapters/transport"
 	"github.com/contentpipe/contentpipe/chain"
 )
 
@@ -145,8 +146,11 @@ func OutcomeOf(t *testing.T, p chain.Provider, req chain.Request, status int, ke
 	if !failureOutcomes[pe.Outcome] {
 		t.Fatalf("outcome %q is not a failure outcome", pe.Outcome)
 	}
-	if pe.RetryAfter < 0 || pe.Quota.Remaining < -1 {
-		t.Fatalf("negative wait or quota: %v %+v", pe.RetryAfter, pe.Quota)
+	if pe.RetryAfter < 0 || pe.RetryAfter > transport.MaxDelay || pe.Quota.Remaining < -1 || pe.Quota.Reset < 0 {
+		t.Fatalf("negative or overflowing wait or quota: %v %+v", pe.RetryAfter, pe.Quota)
+	}
+	if (pe.RetryAfter != 0 || !pe.ResetAt.IsZero()) && pe.RetryRaw == "" {
+		t.Fatalf("wait %v / reset %v reported without the text the provider sent", pe.RetryAfter, pe.ResetAt)
 	}
 	for _, s := range []string{pe.Error(), pe.Message, fmt.Sprint(pe.Cause), fmt.Sprintf("%+v", pe)} {
 		if strings.Contains(s, key) {
