@@ -87,8 +87,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 // Truncated set. Every failure is a *chain.ProviderError: HTTP errors are
 // classified (429 → rate_limited / quota_exhausted by the quotaId scope, with
 // the longest of RetryInfo.retryDelay, Retry-After and "Please retry in …"
-// as RetryAfter; 400
-// API_KEY_INVALID → auth_error), a safety/recitation block, a blocked prompt
+// as RetryAfter and each as sent in RetryRaw; an unreadable one makes
+// RetryAfter transport.MaxDelay; a 4xx API_KEY_INVALID → auth_error; any
+// status outside 2xx, 4xx and 5xx → error whatever the body says), a
+// safety/recitation block, a blocked prompt
 // or an answer without candidates is blocked (status 200), and a stream that
 // ends without a finish reason is stream_broken with the text so far in
 // Partial.
