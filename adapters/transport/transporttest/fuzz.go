@@ -128,7 +128,9 @@ var failureOutcomes = map[chain.Outcome]bool{
 // one sent (or 0), a non-negative wait and quota, and no key in any text; a
 // 429 is a rate limit and a 401/403 an auth error unless rateCode says the
 // body names a rate limit; a final status that is neither 2xx, 4xx nor 5xx
-// (101, 3xx, 600 and up) is an error whatever the body says. It returns the
+// (101, 3xx, 600 and up) that reached the adapter is an error whatever the
+// body says (an answer net/http cannot parse, such as a header value with a
+// NUL, is a transport failure with status 0 instead). It returns the
 // outcome (OutcomeOK for an answer).
 func OutcomeOf(t *testing.T, p chain.Provider, req chain.Request, status int, key string, rateCode bool) chain.Outcome {
 	t.Helper()
@@ -164,7 +166,7 @@ func OutcomeOf(t *testing.T, p chain.Provider, req chain.Request, status int, ke
 		t.Fatalf("429 → %q", pe.Outcome)
 	case (status == 401 || status == 403) && !rateCode && pe.Outcome != chain.OutcomeAuthError:
 		t.Fatalf("%d → %q", status, pe.Outcome)
-	case (status == 101 || status/100 == 3 || status >= 600) && pe.Outcome != chain.OutcomeError:
+	case (status == 101 || status/100 == 3 || status >= 600) && pe.Status == status && pe.Outcome != chain.OutcomeError:
 		t.Fatalf("%d → %q; a final status outside 2xx, 4xx and 5xx is an error, whatever the body says", status, pe.Outcome)
 	}
 	return pe.Outcome
