@@ -95,3 +95,20 @@ func TestStatusMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedAnswerIsTransportFailure: an answer net/http cannot parse
+// (here the fuzzer's status 385 with a header value holding a NUL) is a
+// failure with no status, whatever its status line said.
+func TestMalformedAnswerIsTransportFailure(t *testing.T) {
+	srv := transporttest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
+		transporttest.WriteRaw(w, r, 385, http.Header{"0": {"\x00"}}, []byte(answerBody))
+	})
+	tr := transport.New("p", chain.Timeouts{Connect: 5 * time.Second, FirstToken: 10 * time.Second, Total: 30 * time.Second})
+	ex, body, err := get(t, tr, context.Background(), srv.URL)
+	if err == nil || body != nil || ex.Status() != 0 {
+		t.Fatalf("status %d, body %q, err %v", ex.Status(), body, err)
+	}
+	if o, ok := transport.FailureOutcome(err); !ok || o != chain.OutcomeStreamBroken {
+		t.Fatalf("FailureOutcome(%v) = %q, %v", err, o, ok)
+	}
+}
