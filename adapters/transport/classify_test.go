@@ -63,6 +63,7 @@ func TestParseMessageDelay(t *testing.T) {
 		{"Please try again in 99999999999999h.", transport.MaxDelay, true},
 		{"Please try again in 2562047h47m16.854775808s.", transport.MaxDelay, true}, // one past the largest Duration
 		{"try again in 99999999999999999999 hours", transport.MaxDelay, true},
+		{"try again in 1" + strings.Repeat("0", 400) + " seconds", transport.MaxDelay, true}, // beyond a float64
 	}
 	for _, tt := range tests {
 		got, ok := transport.ParseMessageDelay(tt.in)

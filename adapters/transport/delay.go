@@ -142,7 +142,7 @@ func FindMessageDelay(msg string) (phrase string, d time.Duration, ok bool) {
 	}
 	if m := wordDelay.FindStringSubmatch(msg); m != nil {
 		n, err := strconv.ParseFloat(m[1], 64)
-		if err != nil {
+		if err != nil && !isRangeErr(err) {
 			return m[0], 0, false
 		}
 		unit := time.Second
