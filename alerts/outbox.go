@@ -1,7 +1,7 @@
 // Package alerts turns the conditions automation cannot fix into messages
-// for a human: rules with dedupe keys and quiet periods, the outbox that
-// keeps them until they are delivered, and the notifiers (console, and
-// Telegram when configured).
+// for a human: rules with dedupe keys and quiet periods, incidents, the
+// outbox that keeps alerts until they are delivered, and the notifiers
+// (console, and Telegram when configured), and renders the report.
 package alerts
 
 import (
@@ -15,28 +15,17 @@ import (
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
-// Quiet is the quiet period of each rule (SPEC §8): an alert whose key was
-// sent within it is not queued again. Rules not listed get DefaultQuiet.
-var Quiet = map[string]time.Duration{
-	"all_failed":    24 * time.Hour,     // key is per job: once per job
-	"auth_error":    time.Hour,          // at once, then at most hourly per provider
-	"provider_down": 24 * time.Hour,     // once a day
-	"budget":        24 * time.Hour,     // key carries the day: once per provider per day
-	"health":        time.Hour,          // at once
-	"trend":         7 * 24 * time.Hour, // weekly
-	"review_queue":  24 * time.Hour,     // once a day
-}
-
-// DefaultQuiet is the quiet period of a rule missing from Quiet.
-const DefaultQuiet = time.Hour
-
-// Outbox queues alerts in the database's alerts table; the outbox sender
-// delivers them. It implements chain.Notifier. Console, when set, also gets
-// each newly queued alert as a plain line (stderr).
+// Outbox queues alerts in the database's alerts table; the Sender delivers
+// them. It implements chain.Notifier. Store is required. Console, when
+// set, also gets each newly queued alert as plain text (stderr). Clock nil
+// means the wall clock. Quiet overrides the quiet period of some rules; a
+// rule missing from it (every rule, with the zero value) gets Rule.Quiet.
+// An Outbox is safe for concurrent use when Console is.
 type Outbox struct {
 	Store   *telemetry.Store
 	Console io.Writer
-	Now     func() time.Time // nil = time.Now
+	Clock   chain.Clock
+	Quiet   map[Rule]time.Duration
 }
 
 var _ chain.Notifier = (*Outbox)(nil)
@@ -46,17 +35,18 @@ func NewOutbox(store *telemetry.Store, console io.Writer) *Outbox {
 	return &Outbox{Store: store, Console: console}
 }
 
+// QuietFor returns the quiet period of rule.
+func (o *Outbox) QuietFor(rule Rule) time.Duration {
+	if d, ok := o.Quiet[rule]; ok {
+		return d
+	}
+	return rule.Quiet()
+}
+
 // Notify queues a unless its key is within its rule's quiet period.
 func (o *Outbox) Notify(ctx context.Context, a chain.Alert) error {
-	now := time.Now()
-	if o.Now != nil {
-		now = o.Now()
-	}
-	quiet, ok := Quiet[a.Rule]
-	if !ok {
-		quiet = DefaultQuiet
-	}
-	queued, err := o.Store.EnqueueAlert(ctx, telemetry.Alert{Key: a.Key, Rule: a.Rule, Severity: a.Severity, Text: a.Text}, quiet, now)
+	now := clockOf(o.Clock).Now()
+	queued, err := o.Store.EnqueueAlert(ctx, telemetry.Alert{Key: a.Key, Rule: a.Rule, Severity: a.Severity, Text: a.Text}, o.QuietFor(Rule(a.Rule)), now)
 	if err != nil {
 		if o.Console != nil {
 			fmt.Fprintf(o.Console, "ALERT (not queued: %v) [%s] %s\n", err, a.Severity, a.Text)
@@ -67,4 +57,12 @@ func (o *Outbox) Notify(ctx context.Context, a chain.Alert) error {
 		fmt.Fprintf(o.Console, "ALERT [%s] %s\n", strings.ToUpper(a.Severity), a.Text)
 	}
 	return nil
+}
+
+// clockOf returns c, or the wall clock when c is nil.
+func clockOf(c chain.Clock) chain.Clock {
+	if c == nil {
+		return chain.RealClock{}
+	}
+	return c
 }

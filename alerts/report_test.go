@@ -44,7 +44,7 @@ func publish(t *testing.T, s *telemetry.Store, id, provider string, ts time.Time
 		t.Fatal(err)
 	}
 	err = s.FinishJob(ctx, chain.JobRecord{ID: id, Topic: id, Slot: ts.Format("2006-01-02"), Status: chain.JobPublished,
-		Provider: provider, QualityScore: &sc, Attempt: 1, PublishedAt: ts}, ts)
+		Provider: provider, QualityScore: &sc, Attempt: 1, PublishedAt: ts}, chain.Owner{}, ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestReportSections(t *testing.T) {
 	publish(t, s, "c", "groq", time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC), 85)
 	best := 55.0
 	if err := s.FinishJob(ctx, chain.JobRecord{ID: "2026-11-25/stuck", Topic: "stuck", Slot: "2026-11-25", Status: chain.JobReview,
-		Provider: "cerebras", QualityScore: &best}, time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)); err != nil {
+		Provider: "cerebras", QualityScore: &best}, chain.Owner{}, time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RecordSkip(ctx, chain.Skip{TS: time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC), Provider: "gemini", Reason: "exhausted"}); err != nil {
@@ -264,7 +264,7 @@ func TestReportSections(t *testing.T) {
 		"Skips by reason",
 		"gemini       exhausted     1",
 		"Health checks in the window",
-		"groq         0 of 1 ok; last 2026-11-23 05:00: FAILED (server_error)",
+		"groq         0 of 1 ok; last 2026-11-23 05:00: unhealthy",
 		"service unavailable",
 	} {
 		if !strings.Contains(text, want) {
@@ -304,7 +304,7 @@ func TestEmptyReportAndChart(t *testing.T) {
 		t.Errorf("an empty database raised %+v", r.Alerts())
 	}
 	for _, d := range []telemetry.ReportData{r.Data, {}} {
-		b, err := Chart(d)
+		b, err := Chart(d, ChartOptions{})
 		if err != nil {
 			t.Fatalf("chart of no data: %v", err)
 		}
@@ -318,7 +318,7 @@ func TestChartWithData(t *testing.T) {
 		prov := []string{"gemini", "groq", "cerebras"}[i%3]
 		publish(t, s, fmt.Sprint("job-", i), prov, ts, 80+noise[i%len(noise)]+float64(i%3))
 	})
-	b, err := Chart(report(t, s).Data)
+	b, err := Chart(report(t, s).Data, ChartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,8 +334,8 @@ func checkPNG(t *testing.T, b []byte, minColors int) {
 		t.Fatalf("chart is not a PNG: %v", err)
 	}
 	bd := img.Bounds()
-	if bd.Dx() != 900 || bd.Dy() != 1000 {
-		t.Errorf("chart %dx%d, want 900x1000", bd.Dx(), bd.Dy())
+	if bd.Dx() != 1200 || bd.Dy() != 900 {
+		t.Errorf("chart %dx%d, want 1200x900", bd.Dx(), bd.Dy())
 	}
 	colors := map[[4]uint32]bool{}
 	for y := bd.Min.Y; y < bd.Max.Y; y += 5 {

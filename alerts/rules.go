@@ -4,11 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/telemetry"
+)
+
+// Defaults of the Rules settings.
+const (
+	DefaultBudgetWarnAt      = 0.8
+	DefaultProviderDownAfter = time.Hour
 )
 
 // CapUse is one provider's use of its daily cap for the day that started at
@@ -20,12 +27,13 @@ type CapUse struct {
 	Cap      int // 0 = no cap
 }
 
-// BudgetAlerts returns a "budget" alert for each provider whose use of its
-// daily cap reached warnAt (a share, e.g. 0.8). The key carries the cap day,
-// so each provider warns at most once per day.
+// BudgetAlerts returns a budget alert for each provider whose use of its
+// daily cap reached warnAt (a share, e.g. 0.8; 0 means
+// DefaultBudgetWarnAt). The key carries the cap day, so each provider warns
+// at most once per day.
 func BudgetAlerts(uses []CapUse, warnAt float64) []chain.Alert {
 	if warnAt <= 0 {
-		warnAt = 0.8
+		warnAt = DefaultBudgetWarnAt
 	}
 	var out []chain.Alert
 	for _, u := range uses {
@@ -33,69 +41,35 @@ func BudgetAlerts(uses []CapUse, warnAt float64) []chain.Alert {
 			continue
 		}
 		day := u.DayStart.Format("2006-01-02")
-		sev, what := "warning", fmt.Sprintf("has used %d of its daily cap of %d requests (%.0f%%, warning at %.0f%%)", u.Used, u.Cap, 100*float64(u.Used)/float64(u.Cap), 100*warnAt)
+		what := fmt.Sprintf("Provider %s has used %d of its daily cap of %d requests (%.0f%%, warning at %.0f%%).", u.Provider, u.Used, u.Cap, 100*float64(u.Used)/float64(u.Cap), 100*warnAt)
+		done := "Nothing yet: the chain keeps calling it until the cap is reached, then skips it until the cap resets."
 		if u.Used >= u.Cap {
-			what = fmt.Sprintf("has used its whole daily cap of %d requests: the chain skips it until the cap resets", u.Cap)
+			what = fmt.Sprintf("Provider %s has used its whole daily cap of %d requests.", u.Provider, u.Cap)
+			done = "The chain skips it until the cap resets; later jobs fall back to the next providers."
 		}
-		out = append(out, chain.Alert{
-			Key: "budget:" + u.Provider + ":" + day, Rule: "budget", Severity: sev,
-			Text: fmt.Sprintf("Provider %s %s for the day starting %s. Later jobs fall back to the next providers; raise daily_cap or check what is using it.",
-				u.Provider, what, u.DayStart.Format("2006-01-02 15:04 MST")),
-		})
+		m := message{severity: SeverityWarning, what: what, since: "the cap day that started " + u.DayStart.Format("2006-01-02 15:04 MST"),
+			done: done + " Raise daily_cap if the use is expected.", run: "contentpipe report --days 1"}
+		out = append(out, chain.Alert{Key: string(RuleBudget) + ":" + u.Provider + ":" + day, Rule: string(RuleBudget), Severity: string(m.severity), Text: m.text()})
 	}
 	return out
 }
 
-// ProviderDownAlerts returns a "provider_down" alert for each provider
-// whose current failure streak (no answer since its first failed call) has
-// been observed for longer than after: from its first failed call to its
-// latest. A provider that is not called (skipped while exhausted or while
-// its circuit is open) is not known to be failing until it is tried again.
-// The key is per provider; its quiet period (a day) makes it a daily
-// reminder while the streak lasts.
-func ProviderDownAlerts(streaks []telemetry.FailureStreak, after time.Duration) []chain.Alert {
-	if after <= 0 {
-		after = time.Hour
-	}
-	var out []chain.Alert
-	for _, s := range streaks {
-		if s.Failures < 2 || s.Last.Sub(s.First) <= after {
-			continue
-		}
-		since := "it has never answered"
-		if !s.LastSuccess.IsZero() {
-			since = "last answer " + s.LastSuccess.UTC().Format("2006-01-02 15:04 UTC")
-		}
-		detail := s.LastOutcome
-		if s.LastDetail != "" {
-			detail += ": " + clip(s.LastDetail, 300)
-		}
-		out = append(out, chain.Alert{
-			Key: "provider_down:" + s.Provider, Rule: "provider_down", Severity: "warning",
-			Text: fmt.Sprintf("Provider %s has been failing for %s (%d failed calls since %s; %s). Latest: %s. The chain falls back to the other providers; check its status page, key and quota.",
-				s.Provider, roundDur(s.Last.Sub(s.First)), s.Failures, s.First.UTC().Format("2006-01-02 15:04 UTC"), since, detail),
-		})
-	}
-	return out
-}
-
-// ReviewQueueAlert returns the daily "review_queue" alert when n jobs wait
+// ReviewQueueAlert returns the daily review_queue alert when n jobs wait
 // for manual review.
 func ReviewQueueAlert(n int, oldest, now time.Time) (chain.Alert, bool) {
 	if n <= 0 {
 		return chain.Alert{}, false
 	}
-	age := ""
+	since := "unknown"
 	if !oldest.IsZero() && now.After(oldest) {
-		age = fmt.Sprintf(", the oldest for %s", roundDur(now.Sub(oldest)))
+		since = fmt.Sprintf("%s (the oldest, %s ago)", stamp(oldest), roundDur(now.Sub(oldest)))
 	}
-	return chain.Alert{
-		Key: "review_queue", Rule: "review_queue", Severity: "info",
-		Text: fmt.Sprintf("%d job(s) wait for manual review%s: every provider's answer failed the quality gate. See: contentpipe review list", n, age),
-	}, true
+	m := message{severity: SeverityInfo, what: fmt.Sprintf("%d job(s) wait for manual review: every provider's answer failed the quality gate.", n),
+		since: since, done: "The best answer of each is kept; nothing is published without you.", run: "contentpipe review list"}
+	return chain.Alert{Key: string(RuleReviewQueue), Rule: string(RuleReviewQueue), Severity: string(m.severity), Text: m.text()}, true
 }
 
-// HealthAlert returns the "health" alert for a failed health check of
+// HealthAlert returns the health alert for a failed health check of
 // provider.
 func HealthAlert(provider, outcome string, status int, detail string) chain.Alert {
 	what := outcome
@@ -105,18 +79,22 @@ func HealthAlert(provider, outcome string, status int, detail string) chain.Aler
 	if detail != "" {
 		what += ": " + clip(detail, 300)
 	}
-	return chain.Alert{
-		Key: "health:" + provider, Rule: "health", Severity: "warning",
-		Text: fmt.Sprintf("Health check failed for provider %s: %s. Run: contentpipe health", provider, what),
-	}
+	m := message{severity: SeverityWarning, what: fmt.Sprintf("Health check failed for provider %s: %s.", provider, what),
+		since: "this health walk", done: "Jobs fall back to the other providers.", run: "contentpipe health"}
+	return chain.Alert{Key: string(RuleHealth) + ":" + provider, Rule: string(RuleHealth), Severity: string(m.severity), Text: m.text()}
 }
 
-// RuleStore is what Rules reads; *telemetry.Store implements it.
+// RuleStore is what Rules reads and records; *telemetry.Store implements it.
 type RuleStore interface {
 	CapUsed(ctx context.Context, provider string, dayStart time.Time) (int, error)
-	FailureStreaks(ctx context.Context) ([]telemetry.FailureStreak, error)
 	ReviewQueue(ctx context.Context) (int, time.Time, error)
+	DeferredSinceLastPublication(ctx context.Context) (time.Time, []telemetry.DeferredWalk, error)
+	LastResolved(ctx context.Context, key string) (time.Time, error)
+	FailureStreaks(ctx context.Context, counted []chain.Outcome) ([]telemetry.FailureStreak, error)
+	ObserveIncident(ctx context.Context, obs telemetry.IncidentObservation, remindEvery time.Duration, now time.Time, message func(telemetry.IncidentEvent) telemetry.Alert) ([]telemetry.IncidentEvent, error)
 }
+
+var _ RuleStore = (*telemetry.Store)(nil)
 
 // CapLimit is a link's daily cap and the start of its current cap day.
 type CapLimit struct {
@@ -125,13 +103,19 @@ type CapLimit struct {
 	DayStart time.Time
 }
 
-// Rules evaluates the rules that look at the database after a command:
-// budget (daily cap past BudgetWarnAt), provider_down (failing longer than
-// ProviderDownAfter) and review_queue. Store and Notifier are required;
-// zero BudgetWarnAt and ProviderDownAfter mean 0.8 and 1h.
+// Rules evaluates the rules that look at the recorded data after a
+// command: the chain_down and provider_down incidents, budget (a daily cap
+// past BudgetWarnAt) and review_queue. Store and Notifier are required;
+// zero BudgetWarnAt and ProviderDownAfter mean DefaultBudgetWarnAt and
+// DefaultProviderDownAfter. Incident messages go straight to the outbox
+// with the incident's change (the Notifier is not asked); the other alerts
+// go through the Notifier. Console, when set, gets each incident message
+// queued, as the Outbox echoes its own. A Rules value is safe for concurrent use when
+// its Store and Notifier are.
 type Rules struct {
 	Store             RuleStore
 	Notifier          chain.Notifier
+	Console           io.Writer
 	Caps              []CapLimit
 	BudgetWarnAt      float64
 	ProviderDownAfter time.Duration
@@ -145,6 +129,9 @@ func (r Rules) Evaluate(ctx context.Context, now time.Time) error {
 		raised []chain.Alert
 		errs   []error
 	)
+	if err := r.evaluateIncidents(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
 	var uses []CapUse
 	for _, c := range r.Caps {
 		if c.Cap <= 0 {
@@ -158,11 +145,6 @@ func (r Rules) Evaluate(ctx context.Context, now time.Time) error {
 		uses = append(uses, CapUse{Provider: c.Provider, DayStart: c.DayStart, Used: n, Cap: c.Cap})
 	}
 	raised = append(raised, BudgetAlerts(uses, r.BudgetWarnAt)...)
-	if streaks, err := r.Store.FailureStreaks(ctx); err != nil {
-		errs = append(errs, err)
-	} else {
-		raised = append(raised, ProviderDownAlerts(streaks, r.ProviderDownAfter)...)
-	}
 	if n, oldest, err := r.Store.ReviewQueue(ctx); err != nil {
 		errs = append(errs, err)
 	} else if a, ok := ReviewQueueAlert(n, oldest, now); ok {
@@ -177,6 +159,37 @@ func (r Rules) Evaluate(ctx context.Context, now time.Time) error {
 		return fmt.Errorf("evaluate alert rules: %w", err)
 	}
 	return nil
+}
+
+// message is an alert's text in the four parts every alert has: what
+// happened, since when, what automation already did, and the one command
+// to run. Its plain text (text) is what the outbox stores and the console
+// prints; FormatAlert turns it into Telegram HTML.
+type message struct {
+	severity               Severity
+	what, since, done, run string
+}
+
+// Labels of the parts after the first line of an alert's text.
+const (
+	labelSince = "Since: "
+	labelDone  = "Automation: "
+	labelRun   = "Run: "
+)
+
+func (m message) text() string {
+	var b strings.Builder
+	b.WriteString(m.what)
+	if m.since != "" {
+		b.WriteString("\n" + labelSince + m.since)
+	}
+	if m.done != "" {
+		b.WriteString("\n" + labelDone + m.done)
+	}
+	if m.run != "" {
+		b.WriteString("\n" + labelRun + "`" + m.run + "`")
+	}
+	return b.String()
 }
 
 func clip(s string, n int) string {
@@ -196,7 +209,7 @@ func roundDur(d time.Duration) string {
 	case d >= 48*time.Hour:
 		return fmt.Sprintf("%.1f days", d.Hours()/24)
 	case d >= time.Hour:
-		return d.Round(time.Minute).String()
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 	default:
 		return d.Round(time.Second).String()
 	}

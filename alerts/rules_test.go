@@ -30,27 +30,45 @@ func TestBudgetAlerts(t *testing.T) {
 	}
 }
 
-func TestProviderDownAlerts(t *testing.T) {
+func TestProviderDownObservation(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
-	got := ProviderDownAlerts([]telemetry.FailureStreak{
-		{Provider: "gemini", First: t0, Last: t0.Add(4 * time.Hour), Failures: 3, LastOutcome: "server_error", LastDetail: "overloaded"},
-		{Provider: "groq", First: t0, Last: t0.Add(50 * time.Minute), Failures: 5},   // not long enough
-		{Provider: "cerebras", First: t0, Last: t0, Failures: 1},                     // a single failure
-		{Provider: "openrouter", First: t0, Last: t0.Add(time.Hour), Failures: 2},    // exactly the limit: not longer
-		{Provider: "ollama", First: t0, Last: t0.Add(61 * time.Minute), Failures: 2}, // just longer
-	}, time.Hour)
-	var names []string
-	for _, a := range got {
-		names = append(names, a.Key)
-		if a.Rule != "provider_down" {
-			t.Errorf("rule %s", a.Rule)
+	for _, c := range []struct {
+		s      telemetry.FailureStreak
+		active bool
+	}{
+		{telemetry.FailureStreak{Provider: "gemini", First: t0, Last: t0.Add(4 * time.Hour), Failures: 3, LastOutcome: "server_error", LastStatus: 503, LastDetail: "overloaded"}, true},
+		{telemetry.FailureStreak{Provider: "groq", First: t0, Last: t0.Add(50 * time.Minute), Failures: 5}, false},  // not long enough
+		{telemetry.FailureStreak{Provider: "cerebras", First: t0, Last: t0, Failures: 1}, false},                    // a single failure
+		{telemetry.FailureStreak{Provider: "openrouter", First: t0, Last: t0.Add(time.Hour), Failures: 2}, false},   // exactly the limit: not longer
+		{telemetry.FailureStreak{Provider: "ollama", First: t0, Last: t0.Add(61 * time.Minute), Failures: 2}, true}, // just longer
+		{telemetry.FailureStreak{Provider: "idle", LastSuccess: t0}, false},                                         // no streak
+	} {
+		o := ProviderDownObservation(c.s, time.Hour, false)
+		if o.Active != c.active || o.Key != "provider_down:"+c.s.Provider || o.ClearedAt != c.s.LastSuccess {
+			t.Errorf("%s: %+v", c.s.Provider, o)
 		}
 	}
-	if fmt.Sprint(names) != "[provider_down:gemini provider_down:ollama]" {
-		t.Fatalf("alerts %v", names)
+	o := ProviderDownObservation(telemetry.FailureStreak{Provider: "gemini", First: t0, Last: t0.Add(4 * time.Hour), Failures: 3,
+		LastOutcome: "server_error", LastStatus: 503, LastDetail: "overloaded"}, time.Hour, true)
+	if !o.Silent || o.Since != t0 || !strings.Contains(o.Detail, "3 failed calls; latest server_error (HTTP 503): overloaded") {
+		t.Errorf("%+v", o)
 	}
-	if !strings.Contains(got[0].Text, "4h0m0s") || !strings.Contains(got[0].Text, "overloaded") || !strings.Contains(got[0].Text, "never answered") {
-		t.Errorf("text %q", got[0].Text)
+}
+
+func TestAnswerFailure(t *testing.T) {
+	for _, c := range []struct {
+		what string
+		skip bool
+		want bool
+	}{
+		{"server_error", false, true}, {"timeout_first_token", false, true}, {"stream_broken", false, true},
+		{"auth_error", false, true}, {"bad_request", false, true}, {"circuit_open", true, true}, {"halted", true, true},
+		{"rate_limited", false, false}, {"quota_exhausted", false, false}, {"ok", false, false}, {"rejected", false, false},
+		{"cap", true, false}, {"tokens", true, false}, {"budget", true, false}, {"exhausted", true, false},
+	} {
+		if got := AnswerFailure(telemetry.WalkEvent{What: c.what, Skip: c.skip}); got != c.want {
+			t.Errorf("%s (skip %v): %v, want %v", c.what, c.skip, got, c.want)
+		}
 	}
 }
 
@@ -60,7 +78,7 @@ func TestReviewQueueAlert(t *testing.T) {
 		t.Fatal("alert for an empty queue")
 	}
 	a, ok := ReviewQueueAlert(2, now.Add(-30*time.Hour), now)
-	if !ok || a.Key != "review_queue" || !strings.Contains(a.Text, "2 job(s)") || !strings.Contains(a.Text, "30h0m0s") {
+	if !ok || a.Key != "review_queue" || !strings.Contains(a.Text, "2 job(s)") || !strings.Contains(a.Text, "30h0m") {
 		t.Fatalf("%+v", a)
 	}
 }
@@ -94,9 +112,9 @@ func TestRulesEvaluateOnStore(t *testing.T) {
 	owner := chain.Owner{Host: "h", PID: 1}
 	_, _, err := store.ClaimJob(ctx, chain.JobRecord{ID: "2026-11-29/x", Topic: "x", Slot: "2026-11-29"}, owner, nil, time.Hour, t0)
 	tgMust(t, err)
-	tgMust(t, store.FinishJob(ctx, chain.JobRecord{ID: "2026-11-29/x", Topic: "x", Slot: "2026-11-29", Status: chain.JobReview}, t0))
+	tgMust(t, store.FinishJob(ctx, chain.JobRecord{ID: "2026-11-29/x", Topic: "x", Slot: "2026-11-29", Status: chain.JobReview}, owner, t0))
 
-	r := Rules{Store: store, Notifier: &Outbox{Store: store, Now: func() time.Time { return t0 }},
+	r := Rules{Store: store, Notifier: &Outbox{Store: store, Clock: &vtime{now: t0}},
 		Caps:         []CapLimit{{Provider: "gemini", Cap: 10, DayStart: day}, {Provider: "groq", Cap: 600, DayStart: day}},
 		BudgetWarnAt: 0.8, ProviderDownAfter: time.Hour}
 	tgMust(t, r.Evaluate(ctx, t0))
@@ -109,7 +127,7 @@ func TestRulesEvaluateOnStore(t *testing.T) {
 		}
 		return strings.Join(ks, " ")
 	}
-	want := "budget:gemini:2026-11-29 provider_down:groq review_queue"
+	want := "budget:gemini:2026-11-29 provider_down:groq#1:opened review_queue"
 	if got := keys(); got != want {
 		t.Fatalf("alerts %q, want %q", got, want)
 	}

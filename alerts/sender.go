@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
@@ -42,17 +43,22 @@ const continued = "(continued) "
 // Telegram was unreachable, after retry_after on flood control, with a
 // growing backoff when Telegram refused it (e.g. chat not found).
 //
+// A retry_after larger than MaxRetryAfter is clamped to it (the alert
+// waits a day, not ten years) and, when Warn is set, raises a
+// delay_clamped warning naming the value, once a day.
+//
 // Store, To and Owner are required. MaxWait is the total flood-control wait
-// sat out in one Flush (0 = DefaultMaxWait). Now and Sleep default to the
-// wall clock. Log may be nil. A Sender is not for concurrent use; run
-// several Senders (processes) instead.
+// sat out in one Flush (0 = DefaultMaxWait). Clock is where the sender
+// reads the time and sits out flood control (nil = the wall clock). Warn
+// and Log may be nil. A Sender is not for concurrent use; run several
+// Senders (processes) instead.
 type Sender struct {
 	Store   OutboxStore
 	To      Deliverer
 	Owner   string
 	MaxWait time.Duration
-	Now     func() time.Time
-	Sleep   func(ctx context.Context, d time.Duration) error
+	Clock   chain.Clock
+	Warn    chain.Notifier
 	Log     *slog.Logger
 }
 
@@ -128,6 +134,9 @@ func (s *Sender) deliver(ctx context.Context, a telemetry.Alert, budget *time.Du
 				return false, true, fmt.Errorf("flush alerts: %w", err)
 			}
 		}
+		if de.ClampedFrom > 0 {
+			s.warnClamped(ctx, de.ClampedFrom)
+		}
 		if de.RetryAfter > 0 && de.RetryAfter <= *budget {
 			*budget -= de.RetryAfter
 			s.logf("telegram flood control: waiting", "alert", a.Key, "retry_after", de.RetryAfter)
@@ -163,18 +172,35 @@ func Backoff(attempts int) time.Duration {
 	return min(d, 6*time.Hour)
 }
 
-func (s *Sender) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Sender) now() time.Time { return clockOf(s.Clock).Now() }
 
 func (s *Sender) sleep(ctx context.Context, d time.Duration) error {
-	if s.Sleep != nil {
-		return s.Sleep(ctx, d)
+	return clockOf(s.Clock).Sleep(ctx, d)
+}
+
+// warnClamped raises the delay_clamped warning for a retry_after of
+// sent: once a day (the key carries the day).
+func (s *Sender) warnClamped(ctx context.Context, sent time.Duration) {
+	s.logf("telegram retry_after beyond the bound: clamped", "retry_after", sent, "bound", MaxRetryAfter)
+	if s.Warn == nil {
+		return
 	}
-	return sleepCtx(ctx, d)
+	a := ClampedAlert(sent, s.now())
+	if err := s.Warn.Notify(ctx, a); err != nil {
+		s.logf("delay_clamped alert not queued", "err", err)
+	}
+}
+
+// ClampedAlert is the delay_clamped warning for a Telegram retry_after of
+// sent seconds, clamped to MaxRetryAfter at now; its key carries the day,
+// so it is raised once a day.
+func ClampedAlert(sent time.Duration, now time.Time) chain.Alert {
+	m := message{severity: SeverityWarning,
+		what:  fmt.Sprintf("Telegram asked to wait %s (retry_after %d s) before the next message; that is beyond belief, so the wait was clamped to %s.", roundDur(sent), int64(sent/time.Second), roundDur(MaxRetryAfter)),
+		since: stamp(now),
+		done:  fmt.Sprintf("Pending alerts are kept in the outbox and tried again after %s; nothing is lost.", roundDur(MaxRetryAfter)),
+		run:   "contentpipe alerts flush"}
+	return chain.Alert{Key: string(RuleDelayClamped) + ":telegram:" + now.UTC().Format("2006-01-02"), Rule: string(RuleDelayClamped), Severity: string(m.severity), Text: m.text()}
 }
 
 func (s *Sender) logf(msg string, args ...any) {

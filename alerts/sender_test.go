@@ -43,7 +43,7 @@ func (v *vtime) advance(d time.Duration) {
 
 func queue(t *testing.T, store *telemetry.Store, now time.Time, n int) []string {
 	t.Helper()
-	o := &Outbox{Store: store, Now: func() time.Time { return now }}
+	o := &Outbox{Store: store, Clock: &vtime{now: now}}
 	var texts []string
 	for i := 0; i < n; i++ {
 		text := fmt.Sprintf("Alert number %d: gemini-2.5 failed (http 503).", i)
@@ -80,7 +80,7 @@ func TestOutboxTelegramDownThenUp(t *testing.T) {
 
 	// The run's flush: Telegram does not answer. Nothing fails, nothing is lost.
 	srv.SetDown(true)
-	first := &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "run-1", Now: clock.Now, Sleep: clock.Sleep}
+	first := &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "run-1", Clock: clock}
 	res, err := first.Flush(context.Background())
 	if err != nil || res.Sent != 0 || !res.Stopped {
 		t.Fatalf("flush while down: %+v %v", res, err)
@@ -96,7 +96,7 @@ func TestOutboxTelegramDownThenUp(t *testing.T) {
 	// The next command (of any kind, a new process: a new Telegram) a minute later.
 	srv.SetDown(false)
 	clock.advance(time.Minute)
-	next := &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "report-2", Now: clock.Now, Sleep: clock.Sleep}
+	next := &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "report-2", Clock: clock}
 	res, err = next.Flush(context.Background())
 	if err != nil || res.Sent != 3 {
 		t.Fatalf("flush after recovery: %+v %v", res, err)
@@ -117,7 +117,7 @@ func TestOutboxFloodControlShortWaitInSameCommand(t *testing.T) {
 	clock := &vtime{now: time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)}
 	texts := queue(t, store, clock.Now(), 2)
 	srv.Flood(1, 5)
-	s := &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "run", Now: clock.Now, Sleep: clock.Sleep}
+	s := &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "run", Clock: clock}
 	res, err := s.Flush(context.Background())
 	if err != nil || res.Sent != 2 {
 		t.Fatalf("%+v %v", res, err)
@@ -136,7 +136,7 @@ func TestOutboxFloodControlLongWaitLeftToLaterCommand(t *testing.T) {
 	texts := queue(t, store, clock.Now(), 2)
 	srv.Flood(1, 60)
 	mk := func() *Sender {
-		return &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "cmd", Now: clock.Now, Sleep: clock.Sleep}
+		return &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "cmd", Clock: clock}
 	}
 	res, err := mk().Flush(context.Background())
 	if err != nil || res.Sent != 0 || !res.Stopped || len(clock.slept) != 0 {
@@ -199,11 +199,11 @@ func TestOutboxLongAlertPartsAreNeverResent(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		lines = append(lines, fmt.Sprintf("line %03d: groq attempt %d: server_error (http 503) — next provider.", i, i))
 	}
-	o := &Outbox{Store: store, Now: clock.Now}
+	o := &Outbox{Store: store, Clock: clock}
 	tgMust(t, o.Notify(context.Background(), chain.Alert{Key: "all_failed:long", Rule: "all_failed", Severity: "critical", Text: strings.Join(lines, "\n")}))
 	srv.FloodAfter(1, 1, 120) // the first part goes through, then flood control
 	mk := func() *Sender {
-		return &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "cmd", Now: clock.Now, Sleep: clock.Sleep}
+		return &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "cmd", Clock: clock}
 	}
 	res, _ := mk().Flush(context.Background())
 	if res.Sent != 0 || len(srv.Messages()) != 1 {
@@ -229,14 +229,14 @@ func TestConsoleDoesNotPrintTwice(t *testing.T) {
 	store, _ := tgStore(t)
 	var echo, out bytes.Buffer
 	start := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
-	old := &Outbox{Store: store, Console: &echo, Now: func() time.Time { return start.Add(-time.Hour) }}
+	old := &Outbox{Store: store, Console: &echo, Clock: &vtime{now: start.Add(-time.Hour)}}
 	tgMust(t, old.Notify(context.Background(), chain.Alert{Key: "a", Rule: "health", Severity: "warning", Text: "queued by an earlier command"}))
-	cur := &Outbox{Store: store, Console: &echo, Now: func() time.Time { return start.Add(time.Second) }}
+	cur := &Outbox{Store: store, Console: &echo, Clock: &vtime{now: start.Add(time.Second)}}
 	tgMust(t, cur.Notify(context.Background(), chain.Alert{Key: "b", Rule: "health", Severity: "warning", Text: "queued by this command"}))
 	if strings.Count(echo.String(), "ALERT") != 2 {
 		t.Fatalf("enqueue echo %q", echo.String())
 	}
-	s := &Sender{Store: store, To: &Console{W: &out, Since: start}, Owner: "c", Now: func() time.Time { return start.Add(2 * time.Second) }}
+	s := &Sender{Store: store, To: &Console{W: &out, Since: start}, Owner: "c", Clock: &vtime{now: start.Add(2 * time.Second)}}
 	res, err := s.Flush(context.Background())
 	if err != nil || res.Sent != 2 {
 		t.Fatalf("%+v %v", res, err)
@@ -254,5 +254,54 @@ func TestBackoff(t *testing.T) {
 		if got := Backoff(tc.n); got != tc.want {
 			t.Errorf("Backoff(%d) = %s, want %s", tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestRetryAfterTenYearsIsClamped: Telegram (or whatever answers in its
+// place) asks for a retry_after of ten years. The alert waits the bound
+// (MaxRetryAfter, a day), not ten years; one delay_clamped warning naming
+// the value is queued, however often the value comes back that day; after
+// the bound both are delivered.
+func TestRetryAfterTenYearsIsClamped(t *testing.T) {
+	srv := telegramtest.NewServer(testToken, testChat)
+	defer srv.Close()
+	store, _ := tgStore(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	clock := &vtime{now: t0}
+	texts := queue(t, store, t0, 1)
+	srv.Flood(2, 315360000)
+	mk := func() *Sender {
+		return &Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "cmd", Clock: clock,
+			Warn: &Outbox{Store: store, Clock: clock}}
+	}
+	res, err := mk().Flush(ctx)
+	if err != nil || res.Sent != 0 || !res.Stopped || len(clock.slept) != 0 {
+		t.Fatalf("flush under a ten-year flood wait: %+v %v, slept %v", res, err, clock.slept)
+	}
+	_, rows, err := store.Query(ctx, "SELECT next_try_at FROM alerts WHERE rule = 'all_failed'")
+	tgMust(t, err)
+	if got := fmt.Sprint(rows[0][0]); got != telemetry.FormatTime(t0.Add(MaxRetryAfter)) {
+		t.Fatalf("next try %s, want the bound %s", got, telemetry.FormatTime(t0.Add(MaxRetryAfter)))
+	}
+	for i := 0; i < 2; i++ { // the warning itself meets the same flood
+		clock.advance(time.Minute)
+		if _, err := mk().Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, rows, err = store.Query(ctx, "SELECT key, text FROM alerts WHERE rule = 'delay_clamped'")
+	tgMust(t, err)
+	if len(rows) != 1 || rows[0][0] != "delay_clamped:telegram:2026-11-29" || !strings.Contains(fmt.Sprint(rows[0][1]), "retry_after 315360000 s") {
+		t.Fatalf("delay_clamped alerts %v", rows)
+	}
+	clock.advance(MaxRetryAfter)
+	res, err = mk().Flush(ctx)
+	if err != nil || res.Sent != 2 || pending(t, store) != 0 {
+		t.Fatalf("after the bound: %+v %v, %d pending", res, err, pending(t, store))
+	}
+	deliveredOnce(t, srv, texts)
+	if !strings.Contains(tgShown(srv.Messages()), "clamped to 24h") {
+		t.Errorf("warning not delivered: %s", tgShown(srv.Messages()))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
@@ -20,18 +22,31 @@ import (
 // no client.
 const DefaultTelegramTimeout = 10 * time.Second
 
-// textWaitBudget is the longest flood-control wait SendText and SendPhoto
-// sit out in-process before giving up.
+// textWaitBudget is the longest flood-control wait SendText, SendSections
+// and SendPhoto sit out in-process before giving up.
 const textWaitBudget = 10 * time.Second
+
+// MaxRetryAfter is the longest flood-control wait (Telegram's retry_after)
+// that is believed. Telegram asks for seconds to minutes; a larger value
+// (a broken proxy, a hostile endpoint: 315360000 s is ten years) would park
+// every alert for as long, so it is clamped to this bound and the
+// DeliveryError says what was sent (ClampedFrom), for the sender's
+// delay_clamped warning. A day keeps a real long flood ban honoured while
+// bounding the damage of a wrong one to one day.
+const MaxRetryAfter = 24 * time.Hour
 
 // Telegram sends messages to one chat through the Bot API
 // (github.com/go-telegram-bot-api/telegram-bot-api/v5). The bot is built
 // lazily, on the first send: the library calls getMe when it is
 // constructed, and an unreachable Telegram must not fail a command that has
-// nothing to send. Texts are escaped for MarkdownV2 and split under
-// MaxMessageLen. Every error it returns has the bot token redacted. A
-// Telegram is safe for concurrent use; sends are serialised.
+// nothing to send. Messages use the HTML parse mode and are split under
+// MaxMessageLen. Every error it returns has the bot token redacted. Clock
+// is where it sits out flood control (nil = the wall clock); set it before
+// the first send. A Telegram is safe for concurrent use; sends are
+// serialised.
 type Telegram struct {
+	Clock chain.Clock
+
 	token    string
 	chatID   string
 	endpoint string
@@ -57,11 +72,14 @@ func NewTelegram(token, chatID, endpoint string, client *http.Client) *Telegram 
 
 // DeliveryError is a failed delivery to Telegram. Sent parts of a split
 // message were delivered before the failure; Remaining is then the plain
-// (unescaped) text not yet delivered, so a later attempt sends only that.
+// text not yet delivered, so a later attempt sends only that.
 type DeliveryError struct {
 	Sent       int
 	Remaining  string
-	RetryAfter time.Duration // flood control (429): Telegram's retry_after
+	RetryAfter time.Duration // flood control (429): Telegram's retry_after, at most MaxRetryAfter
+	// ClampedFrom is the retry_after Telegram sent when it was larger than
+	// MaxRetryAfter (RetryAfter is then MaxRetryAfter); 0 otherwise.
+	ClampedFrom time.Duration
 	// Unreachable means Telegram did not answer (network, timeout, 5xx,
 	// getMe failed): the other pending alerts should not be tried now.
 	Unreachable bool
@@ -82,26 +100,47 @@ func (e *DeliveryError) Error() string {
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
 // Deliver sends an outbox alert as one message (or several, when long):
-// a bold severity line, then the alert text. It does not wait on flood
-// control; the outbox sender decides (see Sender).
+// a bold severity line, then the alert text (see FormatAlert). It does not
+// wait on flood control; the outbox sender decides (see Sender).
 func (t *Telegram) Deliver(ctx context.Context, a telemetry.Alert) error {
-	return t.sendParts(ctx, Split(FormatAlert(a), MaxMessageLen), 0)
+	parts := splitAlert(a, MaxMessageLen)
+	html := make([]string, len(parts))
+	for i, p := range parts {
+		html[i] = p.html
+	}
+	return t.sendParts(ctx, html, 0, func(sent int) string {
+		var rest []string
+		for _, p := range parts[sent:] {
+			if p.plain != "" {
+				rest = append(rest, p.plain)
+			}
+		}
+		return strings.Join(rest, "\n")
+	})
 }
 
 // SendText sends text (plain: it is escaped here) to the chat, split under
-// MaxMessageLen. A flood-control wait of up to 10 s is sat out.
+// MaxMessageLen at line boundaries. A flood-control wait of up to 10 s is
+// sat out.
 func (t *Telegram) SendText(ctx context.Context, text string) error {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	return t.sendParts(ctx, Split(EscapeMarkdownV2(text), MaxMessageLen), textWaitBudget)
+	return t.sendParts(ctx, Pack([]string{EscapeHTML(text)}, MaxMessageLen), textWaitBudget, nil)
+}
+
+// SendSections sends HTML sections (each well-formed, e.g. from
+// Report.Telegram), packed into as few messages as fit (see Pack). A
+// flood-control wait of up to 10 s is sat out.
+func (t *Telegram) SendSections(ctx context.Context, sections []string) error {
+	return t.sendParts(ctx, Pack(sections, MaxMessageLen), textWaitBudget, nil)
 }
 
 // SendPhoto sends a PNG named name with a caption (plain text, escaped
 // here). A caption longer than MaxCaptionLen is sent as a text message
 // after the photo. A flood-control wait of up to 10 s is sat out.
 func (t *Telegram) SendPhoto(ctx context.Context, name string, png []byte, caption string) error {
-	esc := EscapeMarkdownV2(caption)
+	esc := EscapeHTML(caption)
 	short := TextLen(esc) <= MaxCaptionLen
 	budget := textWaitBudget
 	for {
@@ -109,7 +148,7 @@ func (t *Telegram) SendPhoto(ctx context.Context, name string, png []byte, capti
 		var de *DeliveryError
 		if errors.As(err, &de) && de.RetryAfter > 0 && de.RetryAfter <= budget {
 			budget -= de.RetryAfter
-			if err := sleepCtx(ctx, de.RetryAfter); err != nil {
+			if err := clockOf(t.Clock).Sleep(ctx, de.RetryAfter); err != nil {
 				return err
 			}
 			continue
@@ -134,30 +173,38 @@ func (t *Telegram) photo(ctx context.Context, name string, png []byte, escCaptio
 	}
 	cfg := tgbotapi.PhotoConfig{BaseFile: tgbotapi.BaseFile{BaseChat: t.baseChat(), File: tgbotapi.FileBytes{Name: name, Bytes: png}}}
 	if withCaption && escCaption != "" {
-		cfg.Caption, cfg.ParseMode = escCaption, tgbotapi.ModeMarkdownV2
+		cfg.Caption, cfg.ParseMode = escCaption, tgbotapi.ModeHTML
 	}
 	err = t.withCtx(ctx, bot, func() error { _, err := bot.Send(cfg); return err })
 	if err != nil {
-		return t.classify(err, 0, nil)
+		return t.classify(err, 0, "")
 	}
 	return nil
 }
 
-// sendParts sends escaped parts in order, sitting out flood-control waits
-// of up to budget in total. A part the server cannot parse is sent again
-// as plain text, so that an escaping bug never loses an alert.
-func (t *Telegram) sendParts(ctx context.Context, parts []string, budget time.Duration) error {
+// sendParts sends HTML parts in order, sitting out flood-control waits of
+// up to budget in total. A part the server cannot parse is sent again as
+// plain text, so that a formatting bug never loses an alert. rest, when
+// set, gives the plain text of the parts from the sent-th on, for
+// DeliveryError.Remaining.
+func (t *Telegram) sendParts(ctx context.Context, parts []string, budget time.Duration, rest func(sent int) string) error {
+	remaining := func(sent int) string {
+		if rest == nil || sent == 0 {
+			return ""
+		}
+		return rest(sent)
+	}
 	for i := 0; i < len(parts); {
 		err := t.sendOne(ctx, parts[i])
 		if err == nil {
 			i++
 			continue
 		}
-		de := t.classify(err, i, parts[i:])
+		de := t.classify(err, i, remaining(i))
 		if de.RetryAfter > 0 && de.RetryAfter <= budget {
 			budget -= de.RetryAfter
-			if err := sleepCtx(ctx, de.RetryAfter); err != nil {
-				return t.classify(err, i, parts[i:])
+			if err := clockOf(t.Clock).Sleep(ctx, de.RetryAfter); err != nil {
+				return t.classify(err, i, remaining(i))
 			}
 			continue
 		}
@@ -166,10 +213,10 @@ func (t *Telegram) sendParts(ctx context.Context, parts []string, budget time.Du
 	return nil
 }
 
-// sendOne sends one escaped part with MarkdownV2, falling back to plain
-// text when Telegram says it cannot parse the entities.
+// sendOne sends one HTML part, falling back to plain text when Telegram
+// says it cannot parse the entities.
 func (t *Telegram) sendOne(ctx context.Context, part string) error {
-	if strings.TrimSpace(UnescapeMarkdownV2(part)) == "" {
+	if strings.TrimSpace(PlainText(part)) == "" {
 		return nil // Telegram refuses empty messages; nothing to say
 	}
 	t.mu.Lock()
@@ -178,31 +225,33 @@ func (t *Telegram) sendOne(ctx context.Context, part string) error {
 	if err != nil {
 		return err
 	}
-	msg := tgbotapi.MessageConfig{BaseChat: t.baseChat(), Text: part, ParseMode: tgbotapi.ModeMarkdownV2, DisableWebPagePreview: true}
+	msg := tgbotapi.MessageConfig{BaseChat: t.baseChat(), Text: part, ParseMode: tgbotapi.ModeHTML, DisableWebPagePreview: true}
 	err = t.withCtx(ctx, bot, func() error { _, err := bot.Send(msg); return err })
 	var te *tgbotapi.Error
 	if errors.As(err, &te) && te.Code == http.StatusBadRequest && strings.Contains(strings.ToLower(te.Message), "can't parse entities") {
-		msg.Text, msg.ParseMode = plainPart(part), ""
+		msg.Text, msg.ParseMode = PlainText(part), ""
 		err = t.withCtx(ctx, bot, func() error { _, err := bot.Send(msg); return err })
 	}
 	return err
 }
 
-// plainPart turns an escaped part (possibly with the bold header) into
-// plain text: escapes resolved, unescaped entity markers dropped.
-func plainPart(part string) string {
+// PlainText returns what an HTML part shows: the tags dropped and the
+// entities resolved.
+func PlainText(html string) string {
 	var b strings.Builder
-	esc := false
-	for _, r := range part {
+	for _, tk := range tokenize(html) {
 		switch {
-		case esc:
-			esc = false
-			b.WriteRune(r)
-		case r == '\\':
-			esc = true
-		case r == '*':
+		case tk.open != "" || tk.close != "":
+		case tk.s == "&lt;":
+			b.WriteByte('<')
+		case tk.s == "&gt;":
+			b.WriteByte('>')
+		case tk.s == "&amp;":
+			b.WriteByte('&')
+		case tk.s == "&quot;":
+			b.WriteByte('"')
 		default:
-			b.WriteRune(r)
+			b.WriteString(tk.s)
 		}
 	}
 	return b.String()
@@ -248,27 +297,19 @@ func (t *Telegram) baseChat() tgbotapi.BaseChat {
 }
 
 // classify turns a send error into a *DeliveryError with the token
-// redacted; sent parts were delivered and rest are the escaped parts not yet.
-func (t *Telegram) classify(err error, sent int, rest []string) *DeliveryError {
+// redacted; sent parts were delivered and rest is the plain text not yet.
+func (t *Telegram) classify(err error, sent int, rest string) *DeliveryError {
 	var de *DeliveryError
 	if errors.As(err, &de) {
 		out := *de
-		out.Sent = sent
-		if sent > 0 {
-			out.Remaining = UnescapeMarkdownV2(strings.Join(rest, ""))
-		}
+		out.Sent, out.Remaining = sent, rest
 		return &out
 	}
-	out := &DeliveryError{Sent: sent, Err: t.redact(err)}
-	if sent > 0 {
-		out.Remaining = UnescapeMarkdownV2(strings.Join(rest, ""))
-	}
+	out := &DeliveryError{Sent: sent, Remaining: rest, Err: t.redact(err)}
 	var te *tgbotapi.Error
 	switch {
 	case errors.As(err, &te):
-		if te.RetryAfter > 0 {
-			out.RetryAfter = time.Duration(te.RetryAfter) * time.Second
-		}
+		out.RetryAfter, out.ClampedFrom = clampRetryAfter(te.RetryAfter)
 		if te.Code >= 500 {
 			out.Unreachable = true
 		}
@@ -278,6 +319,21 @@ func (t *Telegram) classify(err error, sent int, rest []string) *DeliveryError {
 		out.Unreachable = true
 	}
 	return out
+}
+
+// clampRetryAfter turns Telegram's retry_after (seconds) into the wait
+// believed, at most MaxRetryAfter, and the value sent when it was clamped.
+func clampRetryAfter(seconds int) (wait, clampedFrom time.Duration) {
+	if seconds <= 0 {
+		return 0, 0
+	}
+	if int64(seconds) > int64(MaxRetryAfter/time.Second) {
+		if int64(seconds) > math.MaxInt64/int64(time.Second) {
+			return MaxRetryAfter, time.Duration(math.MaxInt64)
+		}
+		return MaxRetryAfter, time.Duration(seconds) * time.Second
+	}
+	return time.Duration(seconds) * time.Second, 0
 }
 
 // redact removes the bot token (which the library puts in every URL) from
@@ -307,38 +363,4 @@ type ctxClient struct {
 
 func (c ctxClient) Do(req *http.Request) (*http.Response, error) {
 	return c.c.Do(req.WithContext(c.ctx))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// severityMark is the leading symbol of each severity.
-var severityMark = map[string]string{"critical": "🔴", "warning": "🟠", "info": "🔵"}
-
-// FormatAlert renders an outbox alert as MarkdownV2: a bold severity line
-// naming the rule, then the escaped text.
-func FormatAlert(a telemetry.Alert) string {
-	sev := strings.ToLower(a.Severity)
-	if sev == "" {
-		sev = "warning"
-	}
-	mark := severityMark[sev]
-	if mark == "" {
-		mark = "⚪"
-	}
-	head := mark + " *" + EscapeMarkdownV2(strings.ToUpper(sev)) + "*"
-	if a.Rule != "" {
-		head += " " + EscapeMarkdownV2("contentpipe · "+a.Rule)
-	} else {
-		head += " " + EscapeMarkdownV2("contentpipe")
-	}
-	return head + "\n" + EscapeMarkdownV2(a.Text)
 }

@@ -124,9 +124,13 @@ func productAlerts(t *testing.T, store *telemetry.Store) {
 		tgMust(t, out.Notify(ctx, a))
 	}
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	for _, a := range ProviderDownAlerts([]telemetry.FailureStreak{{Provider: "open.router-x", First: now.Add(-3 * time.Hour), Last: now, Failures: 7,
-		LastOutcome: "stream_broken", LastDetail: nasty}}, time.Hour) {
-		tgMust(t, out.Notify(ctx, a))
+	tgMust(t, Rules{Store: store, Notifier: out}.Evaluate(ctx, now)) // the deferred job: chain_down
+	msg := incidentMessage(now)
+	for i, ch := range []telemetry.IncidentChange{telemetry.IncidentOpened, telemetry.IncidentReminder, telemetry.IncidentResolved} {
+		in := telemetry.Incident{ID: 7, Key: "provider_down:open.router-x", Rule: string(RuleProviderDown), Provider: "open.router-x",
+			OpenedAt: now.Add(-3 * time.Hour), LastSeenAt: now, ResolvedAt: now, Reminders: i, Detail: "7 failed calls; latest stream_broken: " + nasty}
+		_, err := store.EnqueueAlert(ctx, msg(telemetry.IncidentEvent{Change: ch, Incident: in}), time.Hour, now)
+		tgMust(t, err)
 	}
 	a, _ := ReviewQueueAlert(3, now.Add(-26*time.Hour), now)
 	tgMust(t, out.Notify(ctx, a))
@@ -137,12 +141,11 @@ func productAlerts(t *testing.T, store *telemetry.Store) {
 
 type tgNopPublisher struct{}
 
-func (tgNopPublisher) Location(a chain.Article) string {
-	return "out/" + a.Slot + "/" + a.Topic + ".md"
+func (tgNopPublisher) Prepare(_ context.Context, a chain.Article) (chain.Delivery, error) {
+	return chain.Delivery{JobID: a.JobID, Location: "nop://" + a.JobID}, nil
 }
-func (tgNopPublisher) Exists(context.Context, chain.Article) (bool, error) { return false, nil }
-func (tgNopPublisher) Publish(_ context.Context, a chain.Article) (string, error) {
-	return "out/" + a.Slot + "/" + a.Topic + ".md", nil
+func (tgNopPublisher) Deliver(_ context.Context, d chain.Delivery) (string, error) {
+	return d.Location, nil
 }
 
 func tgMust(t *testing.T, err error) {
@@ -167,7 +170,7 @@ func TestEveryProductAlertIsAccepted(t *testing.T) {
 		rules[fmt.Sprint(r[0])] = true
 		texts = append(texts, fmt.Sprint(r[1]))
 	}
-	for _, want := range []string{"all_failed", "auth_error", "review_queue", "budget", "provider_down", "health", "trend"} {
+	for _, want := range []string{"chain_down", "auth_error", "review_queue", "budget", "provider_down", "health", "trend"} {
 		if !rules[want] {
 			t.Errorf("no %s alert was produced (rules %v)", want, rules)
 		}
@@ -184,12 +187,12 @@ func TestEveryProductAlertIsAccepted(t *testing.T) {
 	}
 	shown := tgShown(srv.Messages())
 	for _, text := range texts {
-		if !strings.Contains(shown, text) {
-			t.Errorf("alert text not shown as written: %q", text)
+		if !strings.Contains(shown, strings.ReplaceAll(text, "`", "")) {
+			t.Errorf("alert text not shown as written (commands as code): %q", text)
 		}
 	}
 	for _, m := range srv.Messages() {
-		if m.ParseMode != "MarkdownV2" {
+		if m.ParseMode != "HTML" {
 			t.Errorf("message sent with parse mode %q", m.ParseMode)
 		}
 	}
@@ -203,7 +206,7 @@ func TestRandomTextsAndLongTextsAreAccepted(t *testing.T) {
 	ctx := context.Background()
 	var want strings.Builder
 	for i := 0; i < 30; i++ {
-		text := mdRandomText(rng, 1+rng.IntN(600))
+		text := randomText(rng, 1+rng.IntN(600))
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
@@ -273,7 +276,12 @@ func TestSendTextSitsOutShortFloodControl(t *testing.T) {
 	defer srv.Close()
 	srv.Flood(1, 1)
 	tg := NewTelegram(testToken, testChat, srv.Endpoint, nil)
+	clock := &vtime{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	tg.Clock = clock
 	tgMust(t, tg.SendText(context.Background(), "after the wait."))
+	if fmt.Sprint(clock.slept) != "[1s]" {
+		t.Errorf("slept %v through the clock, want [1s]", clock.slept)
+	}
 	if m := srv.Messages(); len(m) != 1 || m[0].Text != "after the wait." {
 		t.Fatalf("messages %+v", m)
 	}
@@ -289,10 +297,36 @@ func TestParseFailureFallsBackToPlainText(t *testing.T) {
 	srv := telegramtest.NewServer(testToken, testChat)
 	defer srv.Close()
 	tg := NewTelegram(testToken, testChat, srv.Endpoint, nil)
-	// A part that is not valid MarkdownV2 (as a bug in escaping would make).
-	tgMust(t, tg.sendParts(context.Background(), []string{"*WARNING* broken v1.2 \\. end"}, 0))
+	// A part that is not valid HTML (as a bug in escaping would make).
+	tgMust(t, tg.sendParts(context.Background(), []string{"<b>WARNING</b> 1 < 2 & <i>end"}, 0, nil))
 	m := srv.Messages()
-	if len(srv.Rejected()) != 1 || len(m) != 1 || m[0].ParseMode != "" || m[0].Text != "WARNING broken v1.2 . end" {
+	if len(srv.Rejected()) != 1 || len(m) != 1 || m[0].ParseMode != "" || m[0].Text != "WARNING 1 < 2 & end" {
 		t.Fatalf("rejected %v, messages %+v", srv.Rejected(), m)
+	}
+}
+
+// TestSendSectionsClampsRetryAfter: a ten-year retry_after is not sat out
+// and comes back clamped to MaxRetryAfter, with the value sent, so that the
+// caller can raise the delay_clamped warning (ClampedAlert).
+func TestSendSectionsClampsRetryAfter(t *testing.T) {
+	srv := telegramtest.NewServer(testToken, testChat)
+	defer srv.Close()
+	srv.Flood(1, 315360000)
+	tg := NewTelegram(testToken, testChat, srv.Endpoint, nil)
+	clock := &vtime{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	tg.Clock = clock
+	err := tg.SendSections(context.Background(), []string{"<b>Report</b>", Pre("a  1")})
+	var de *DeliveryError
+	if !errors.As(err, &de) || de.RetryAfter != MaxRetryAfter || de.ClampedFrom != 315360000*time.Second || len(clock.slept) != 0 {
+		t.Fatalf("err %v (%+v), slept %v", err, de, clock.slept)
+	}
+	a := ClampedAlert(de.ClampedFrom, clock.Now())
+	if a.Key != "delay_clamped:telegram:2026-12-01" || !strings.Contains(a.Text, "retry_after 315360000 s") || !strings.Contains(a.Text, "clamped to 24h") {
+		t.Fatalf("%+v", a)
+	}
+	// The next send, with the flood over, goes through.
+	tgMust(t, tg.SendSections(context.Background(), []string{"<b>Report</b>", Pre("a  1")}))
+	if m := srv.Messages(); len(m) != 1 || m[0].Text != "Report\n\na  1" {
+		t.Fatalf("%+v", m)
 	}
 }

@@ -3,14 +3,19 @@ package chain
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// Breaker states as stored in Breaker.State. The empty string is closed.
+// BreakerState is the state of a circuit breaker, as stored in
+// Breaker.State and named in provider_events.
+type BreakerState string
+
+// Breaker states. The empty state is closed.
 const (
-	BreakerClosed   = "closed"
-	BreakerOpen     = "open"
-	BreakerHalfOpen = "half_open"
+	BreakerClosed   BreakerState = "closed"
+	BreakerOpen     BreakerState = "open"
+	BreakerHalfOpen BreakerState = "half_open"
 )
 
 // maxBreakerEvents bounds Breaker.Events so that a busy provider's stored
@@ -19,8 +24,10 @@ const maxBreakerEvents = 64
 
 // BreakerSettings tunes a circuit breaker. The zero value of every field
 // means its default: Window 10m, MinSamples 4, FailureRate 0.5, Cooldown 2m,
-// MaxCooldown 1h, CloseAfter 2.
+// MaxCooldown 1h, CloseAfter 2. Off switches the breaker off: it records
+// nothing and always allows.
 type BreakerSettings struct {
+	Off         bool
 	Window      time.Duration // sliding window of recorded calls
 	MinSamples  int           // calls in the window before the rate counts
 	FailureRate float64       // share of failures in the window that opens the circuit
@@ -88,6 +95,57 @@ func (e *BreakerEvent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// BreakerEvents is the breaker's sliding window. It is coded as one JSON
+// array of BreakerEvent numbers by hand: the state is read and written on
+// every call, and decoding 64 elements through encoding/json's per-element
+// calls costs more than the rest of the row.
+type BreakerEvents []BreakerEvent
+
+// MarshalJSON encodes the window as an array of ±Unix milliseconds.
+func (es BreakerEvents) MarshalJSON() ([]byte, error) {
+	if es == nil {
+		return []byte("null"), nil
+	}
+	out := make([]byte, 0, 2+15*len(es))
+	out = append(out, '[')
+	for i, e := range es {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		ms := e.At.UnixMilli()
+		if e.Fail {
+			ms = -ms
+		}
+		out = strconv.AppendInt(out, ms, 10)
+	}
+	return append(out, ']'), nil
+}
+
+// UnmarshalJSON decodes the form MarshalJSON writes (whitespace allowed).
+func (es *BreakerEvents) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		*es = nil
+		return nil
+	}
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return fmt.Errorf("breaker events %.40q: not an array", s)
+	}
+	body := strings.TrimSpace(s[1 : len(s)-1])
+	out := BreakerEvents{}
+	for body != "" {
+		num, rest, _ := strings.Cut(body, ",")
+		var e BreakerEvent
+		if err := e.UnmarshalJSON([]byte(strings.TrimSpace(num))); err != nil {
+			return err
+		}
+		out = append(out, e)
+		body = strings.TrimSpace(rest)
+	}
+	*es = out
+	return nil
+}
+
 // Breaker is the persisted circuit breaker of one provider (closed → open →
 // half-open → closed). Its zero value is a closed breaker with no history.
 // It is plain data: it is not safe for concurrent use, and callers mutate it
@@ -99,9 +157,9 @@ func (e *BreakerEvent) UnmarshalJSON(b []byte) error {
 // all. Results recorded while the circuit is open (calls that started before
 // it opened) are ignored.
 type Breaker struct {
-	State    string         `json:"state"`            // BreakerClosed, BreakerOpen, BreakerHalfOpen; "" = closed
-	Events   []BreakerEvent `json:"events,omitempty"` // sliding window (closed state only)
-	OpenedAt time.Time      `json:"opened_at,omitempty"`
+	State    BreakerState  `json:"state"`            // BreakerClosed, BreakerOpen, BreakerHalfOpen; "" = closed
+	Events   BreakerEvents `json:"events,omitempty"` // sliding window (closed state only)
+	OpenedAt time.Time     `json:"opened_at,omitempty"`
 	// Cooldown is the current open period; 0 means the settings' Cooldown.
 	Cooldown time.Duration `json:"cooldown,omitempty"`
 	// Successes counts consecutive successful probes in half-open.
@@ -113,7 +171,7 @@ type Breaker struct {
 }
 
 // Current returns the state name, with "" reported as BreakerClosed.
-func (b *Breaker) Current() string {
+func (b *Breaker) Current() BreakerState {
 	if b.State == "" {
 		return BreakerClosed
 	}
@@ -142,6 +200,9 @@ func (b *Breaker) cooldown(s BreakerSettings) time.Duration {
 // A closed circuit always allows.
 func (b *Breaker) Allow(s BreakerSettings, now time.Time) (ok bool, tr *Transition) {
 	s = s.WithDefaults()
+	if s.Off {
+		return true, nil
+	}
 	switch b.Current() {
 	case BreakerOpen:
 		if now.Before(b.OpenedAt.Add(b.cooldown(s))) {
@@ -170,6 +231,9 @@ func (b *Breaker) Allow(s BreakerSettings, now time.Time) (ok bool, tr *Transiti
 // successful probes close it and reset the cooldown.
 func (b *Breaker) Record(s BreakerSettings, now time.Time, failure bool) *Transition {
 	s = s.WithDefaults()
+	if s.Off {
+		return nil
+	}
 	switch b.Current() {
 	case BreakerOpen:
 		return nil
@@ -237,8 +301,8 @@ func (b *Breaker) counts() (fails, total int) {
 	return fails, len(b.Events)
 }
 
-func (b *Breaker) move(to string, now time.Time, detail string) *Transition {
+func (b *Breaker) move(to BreakerState, now time.Time, detail string) *Transition {
 	from := b.Current()
 	b.State = to
-	return &Transition{TS: now, Kind: "breaker", From: from, To: to, Detail: detail}
+	return &Transition{TS: now, Kind: TransitionBreaker, From: string(from), To: string(to), Detail: detail}
 }

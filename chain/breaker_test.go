@@ -38,7 +38,7 @@ func TestBreakerOpensOnFailureRate(t *testing.T) {
 	if tr == nil || b.Current() != BreakerOpen {
 		t.Fatalf("4 of 4 failures did not open: %q", b.State)
 	}
-	want := Transition{TS: at, Kind: "breaker", From: BreakerClosed, To: BreakerOpen}
+	want := Transition{TS: at, Kind: "breaker", From: string(BreakerClosed), To: string(BreakerOpen)}
 	if tr.TS != want.TS || tr.Kind != want.Kind || tr.From != want.From || tr.To != want.To || tr.Detail == "" {
 		t.Fatalf("transition = %+v, want %+v with a detail", *tr, want)
 	}
@@ -126,7 +126,7 @@ func TestBreakerHalfOpenAndClose(t *testing.T) {
 	}
 	probe := opened.Add(2 * time.Minute)
 	ok, tr := b.Allow(s, probe)
-	if !ok || tr == nil || tr.From != BreakerOpen || tr.To != BreakerHalfOpen || !tr.TS.Equal(probe) {
+	if !ok || tr == nil || tr.From != string(BreakerOpen) || tr.To != string(BreakerHalfOpen) || !tr.TS.Equal(probe) {
 		t.Fatalf("Allow after cooldown = %v, %+v", ok, tr)
 	}
 	if ok, _ := b.Allow(s, probe.Add(time.Second)); ok {
@@ -139,7 +139,7 @@ func TestBreakerHalfOpenAndClose(t *testing.T) {
 		t.Fatal("second probe refused after the first succeeded")
 	}
 	tr = b.Record(s, probe.Add(9*time.Second), false)
-	if tr == nil || tr.From != BreakerHalfOpen || tr.To != BreakerClosed || b.Current() != BreakerClosed {
+	if tr == nil || tr.From != string(BreakerHalfOpen) || tr.To != string(BreakerClosed) || b.Current() != BreakerClosed {
 		t.Fatalf("2 consecutive successes did not close: %+v %q", tr, b.State)
 	}
 	if b.Cooldown != 0 || len(b.Events) != 0 || !b.OpenedAt.IsZero() {
@@ -165,7 +165,7 @@ func TestBreakerFailedProbeDoublesCooldown(t *testing.T) {
 			t.Fatalf("round %d: refused after the %s cooldown", i, want)
 		}
 		tr := b.Record(s, at.Add(time.Second), true)
-		if tr == nil || tr.From != BreakerHalfOpen || tr.To != BreakerOpen {
+		if tr == nil || tr.From != string(BreakerHalfOpen) || tr.To != string(BreakerOpen) {
 			t.Fatalf("round %d: failed probe did not reopen: %+v", i, tr)
 		}
 		want = min(2*want, time.Hour)
@@ -200,7 +200,7 @@ func TestBreakerHalfOpenSuccessThenFailure(t *testing.T) {
 	b.Allow(s, at)
 	b.Record(s, at, false)
 	b.Allow(s, at.Add(time.Second))
-	if tr := b.Record(s, at.Add(2*time.Second), true); tr == nil || tr.To != BreakerOpen || b.Successes != 0 {
+	if tr := b.Record(s, at.Add(2*time.Second), true); tr == nil || tr.To != string(BreakerOpen) || b.Successes != 0 {
 		t.Fatalf("failure after one success: %+v, successes %d", tr, b.Successes)
 	}
 }
@@ -316,7 +316,7 @@ func TestBreakerJSONRoundTrip(t *testing.T) {
 	if ok, _ := got.Allow(s, at); ok {
 		t.Fatal("restored breaker let a second probe through")
 	}
-	if tr := got.Record(s, at, false); tr == nil || tr.To != BreakerClosed {
+	if tr := got.Record(s, at, false); tr == nil || tr.To != string(BreakerClosed) {
 		t.Fatalf("restored breaker did not close: %+v", tr)
 	}
 }
@@ -341,7 +341,7 @@ func TestBreakerNeverOpensOnASuccess(t *testing.T) {
 			t.Fatalf("call %d (fail=%v) moved the breaker %s→%s", i, fail, tr.From, tr.To)
 		}
 	}
-	if tr := b.Record(s, t0.Add(5*time.Second), true); tr == nil || tr.To != BreakerOpen {
+	if tr := b.Record(s, t0.Add(5*time.Second), true); tr == nil || tr.To != string(BreakerOpen) {
 		t.Fatalf("3 of 5 failed: want open, got %+v", tr)
 	}
 }

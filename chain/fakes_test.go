@@ -148,6 +148,18 @@ func (s *memStore) RecordCall(_ context.Context, c Call) error {
 	return nil
 }
 
+// RecordAttempt applies an attempt's rows as the store's one transaction
+// does.
+func (s *memStore) RecordAttempt(ctx context.Context, r AttemptRecord) error {
+	if r.Cap != nil {
+		_ = s.SettleCap(ctx, r.Cap.ID, r.Cap.Sent, r.Cap.Tokens)
+	}
+	if r.Learn != nil {
+		_ = s.UpdateProviderState(ctx, r.Call.Provider, r.Learn)
+	}
+	return s.RecordCall(ctx, r.Call)
+}
+
 func (s *memStore) RecordSkip(_ context.Context, k Skip) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,7 +222,7 @@ func (s *memStore) callsOf(provider string) []Call {
 	return out
 }
 
-func (s *memStore) skipsOf(provider, reason string) int {
+func (s *memStore) skipsOf(provider string, reason SkipReason) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0

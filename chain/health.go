@@ -32,7 +32,7 @@ type HealthCheck struct {
 	Latency    time.Duration
 	FirstToken time.Duration
 	Outcome    Outcome // the call's outcome; "" when not called
-	Skip       string
+	Skip       SkipReason
 	Until      time.Time
 	Detail     string
 }
@@ -62,10 +62,11 @@ var healthSchema = []byte(`{"type":"object","properties":{"ok":{"type":"boolean"
 // bounded by the chain's Deadline. The error is for the store only.
 func (c *Chain) Health(ctx context.Context, prompt HealthPromptFunc, rec HealthRecorder) ([]HealthCheck, error) {
 	start := c.Clock.Now()
-	id := "health/" + start.UTC().Format("2006-01-02T15:04:05Z")
+	job := Job{ID: "health/" + start.UTC().Format("2006-01-02T15:04:05Z"), Topic: "health", Title: "health check"}
+	numbers := &numbering{}
 	var out []HealthCheck
 	for _, l := range c.Links {
-		h, err := c.healthLink(ctx, l, id, prompt)
+		h, err := c.healthLink(ctx, l, job, numbers, prompt)
 		if err != nil {
 			return out, err
 		}
@@ -79,95 +80,44 @@ func (c *Chain) Health(ctx context.Context, prompt HealthPromptFunc, rec HealthR
 	return out, nil
 }
 
-func (c *Chain) healthLink(ctx context.Context, l *Link, id string, prompt HealthPromptFunc) (HealthCheck, error) {
-	budget := c.Deadline
-	if budget <= 0 {
-		budget = 15 * time.Minute
-	}
+// healthStatus is the health status of a link that was not called.
+var healthStatus = map[SkipReason]string{SkipExhausted: HealthExhausted, SkipCircuitOpen: HealthCircuit, SkipCap: HealthCapped}
+
+// healthLink makes one health call through the attempt pipeline, bounded
+// by the chain's deadline, and reports it.
+func (c *Chain) healthLink(ctx context.Context, l *Link, job Job, numbers *numbering, prompt HealthPromptFunc) (HealthCheck, error) {
+	budget := c.JobDeadline()
 	now := c.Clock.Now()
-	w := &walk{c: c, job: Job{ID: id, Topic: "health", Title: "health check"}, deadline: now.Add(budget)}
 	h := HealthCheck{TS: now, Provider: l.Name, Model: l.Model}
-	skip := func(reason string, until time.Time, status, why string) (HealthCheck, error) {
-		w.skip(ctx, l, reason, until, why)
-		h.Status, h.Skip, h.Until, h.Detail = status, reason, until, why
-		return h, nil
-	}
-	status := map[string]string{SkipExhausted: HealthExhausted, SkipCircuitOpen: HealthCircuit, SkipCap: HealthCapped}
-	no, err := w.admit(ctx, l, now)
-	if err != nil {
-		return h, err
-	}
-	var resID int64
-	if no == nil {
-		if resID, no, err = w.reserve(ctx, l, now, l.DailyCap); err != nil {
-			return h, err
-		}
-	}
-	if no != nil {
-		return skip(no.reason, no.until, status[no.reason], no.why+"; not called")
-	}
-	p := prompt(l.Family)
-	attempt, err := c.Store.NextAttempt(ctx, id)
-	if err != nil {
-		w.settle(ctx, resID, false, 0)
-		return h, fmt.Errorf("next attempt: %w", err)
-	}
-	c.emit(Event{Job: w.job, Kind: "try", Provider: l.Name, Attempt: attempt})
 	cctx, cancel := context.WithTimeout(ctx, budget)
-	callStart := c.Clock.Now()
-	resp, callErr := l.Provider.Generate(cctx, Request{JobID: id, System: p.System, Prompt: p.User, Schema: healthSchema, Stream: l.Stream})
-	cancel()
-	h.Latency = c.Clock.Now().Sub(callStart)
-	call := Call{Provider: l.Name, Model: l.Model, RequestID: id, Attempt: attempt, TS: callStart, Latency: h.Latency,
-		PromptVersion: p.Version, Purpose: PurposeHealth}
-	if callErr != nil {
-		pe := AsProviderError(callErr)
-		if pe == nil {
-			pe = &ProviderError{Provider: l.Name, Outcome: OutcomeError, Message: callErr.Error(), Cause: callErr}
-			if cctx.Err() != nil {
-				pe.Outcome = OutcomeTimeoutTotal
-			}
-		}
-		w.settle(ctx, resID, pe.Status != 0 || pe.Outcome != OutcomeTimeoutConnect, 0)
-		d := c.Policy.Decide(pe, 1<<20, c.Clock.Now(), w.deadline, l.CapReset.Next(c.Clock.Now()), c.jitter)
-		call.Outcome, call.HTTPStatus, call.FirstToken, call.Detail = d.Outcome, pe.Status, pe.FirstToken, pe.Message
-		if err := c.Store.RecordCall(ctx, call); err != nil {
-			return h, fmt.Errorf("record call: %w", err)
-		}
-		if err := w.afterError(ctx, l, pe, d); err != nil {
-			return h, err
-		}
-		h.Status, h.Outcome, h.HTTPStatus, h.FirstToken, h.Detail = HealthFailed, d.Outcome, pe.Status, pe.FirstToken, pe.Message
-		c.emit(Event{Job: w.job, Kind: "outcome", Provider: l.Name, Attempt: attempt, Outcome: d.Outcome, Reason: pe.Message})
-		return h, nil
-	}
-	tokens := resp.InputTokens + resp.OutputTokens
-	w.settle(ctx, resID, true, tokens)
-	if err := w.recordSuccess(ctx, l, resp); err != nil {
+	defer cancel()
+	out, err := c.attempt(cctx, try{rules: &healthRules, link: l, job: job, deadline: now.Add(budget), numbers: numbers,
+		render: func(family string) (Prompt, error) { return prompt(family), nil }})
+	if err != nil {
 		return h, err
 	}
-	cost := l.Price.Cost(resp.InputTokens, resp.OutputTokens)
-	if resp.CostKnown {
-		cost = resp.CostUSD
+	if no := out.refused; no != nil {
+		why := no.why + "; not called"
+		c.emit(Event{Job: job, Kind: EventSkip, Provider: l.Name, Reason: why})
+		h.Status, h.Skip, h.Until, h.Detail = healthStatus[no.reason], no.reason, no.until, why
+		return h, nil
 	}
-	if resp.Model != "" {
-		call.Model, h.Model = resp.Model, resp.Model
+	if out.stopped != "" {
+		h.Status, h.Detail = HealthFailed, "not called: pacing wait does not fit the deadline"
+		return h, nil
 	}
-	call.HTTPStatus, call.FirstToken = resp.HTTPStatus, resp.FirstToken
-	call.InputTokens, call.OutputTokens, call.CostUSD, call.Truncated = resp.InputTokens, resp.OutputTokens, cost, resp.Truncated
-	call.Text = resp.Text
-	h.HTTPStatus, h.FirstToken = resp.HTTPStatus, resp.FirstToken
-	if why := healthAnswerProblem(resp); why != "" {
-		call.Outcome, call.Detail = OutcomeRejected, why
-		h.Status, h.Outcome, h.Detail = HealthFailed, OutcomeRejected, why
-	} else {
-		call.Outcome = OutcomeOK
-		h.Status, h.OK, h.Outcome = HealthOK, true, OutcomeOK
+	call := out.call
+	h.Latency, h.Outcome, h.HTTPStatus, h.FirstToken = call.Latency, call.Outcome, call.HTTPStatus, call.FirstToken
+	h.Model, h.Detail = call.Model, call.Detail
+	switch {
+	case out.failure != nil:
+		h.Status = HealthFailed
+	case out.verdict.pass:
+		h.Status, h.OK = HealthOK, true
+	default:
+		h.Status = HealthFailed
 	}
-	if err := c.Store.RecordCall(ctx, call); err != nil {
-		return h, fmt.Errorf("record call: %w", err)
-	}
-	c.emit(Event{Job: w.job, Kind: "outcome", Provider: l.Name, Attempt: attempt, Outcome: h.Outcome, Reason: h.Detail})
+	c.emit(Event{Job: job, Kind: EventOutcome, Provider: l.Name, Attempt: call.Attempt, Outcome: call.Outcome, Reason: call.Detail})
 	return h, nil
 }
 

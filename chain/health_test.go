@@ -93,7 +93,7 @@ func TestHealthWalkReportsEveryLink(t *testing.T) {
 			t.Errorf("call %+v", c)
 		}
 	}
-	reasons := map[string]string{}
+	reasons := map[string]SkipReason{}
 	for _, k := range s.store.skips {
 		reasons[k.Provider] = k.Reason
 	}

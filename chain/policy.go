@@ -19,8 +19,8 @@ const NoRetries = -1
 const NoWait time.Duration = -1
 
 // RetryPolicy is the `retry:` section of the config: what the chain does
-// after a failed call (SPEC §3). The zero value RetryPolicy{} is the SPEC
-// default policy. In any other value a zero field means its default, except
+// after a failed call (README "How a job walks the chain"). The zero value
+// RetryPolicy{} is the default policy. In any other value a zero field means its default, except
 // AuthHalt, which is taken as written; an explicit zero is written with the
 // NoRetries and NoWait sentinels. A config loader should therefore start from
 // DefaultRetryPolicy(), overwrite the keys the file sets, and map
@@ -35,7 +35,7 @@ type RetryPolicy struct {
 	OtherWait             time.Duration // wait after a timeout, broken stream or other 4xx; 0 = 10s, NoWait = none
 }
 
-// DefaultRetryPolicy returns the SPEC §3 defaults: rate_limited {wait: 30s,
+// DefaultRetryPolicy returns the documented defaults: rate_limited {wait: 30s,
 // max_retries: 2, max_wait: 60s}, server_error {wait: 0s}, auth_error
 // {halt: true}, other {wait: 10s}.
 func DefaultRetryPolicy() RetryPolicy {
@@ -164,136 +164,6 @@ func (p RetryPolicy) Fit(wait time.Duration, now, deadline time.Time) (time.Dura
 		return wait, true
 	}
 	return 0, false
-}
-
-// Decide returns what to do after the failed call e (SPEC §3). It is pure:
-// retries is the number of retries already made at this provider for this
-// job, deadline the job's deadline (zero = none), nextReset the link's next
-// cap_reset after now, and jitter a source of floats in [0,1) (nil means
-// math/rand/v2; tests and the simulator pass a seeded source). A nil e is
-// treated as an unclassified error.
-//
-// A per-minute 429 waits the provider's delay (RetryAfter, or ResetAt-now)
-// as a floor plus up to 10% (at most 1s) of jitter, or without a delay a
-// full-jitter backoff in [0, RateLimitedWait·2^retries] capped at
-// RateLimitedMaxWait, and retries up to RateLimitedMaxRetries times. A daily
-// 429, or a provider delay longer than RateLimitedMaxWait or the remaining
-// deadline, moves on at once and sets ExhaustUntil. Only the provider's own
-// delay marks the provider exhausted: when our own backoff does not fit the
-// deadline the chain moves on without marking it.
-func (p RetryPolicy) Decide(e *ProviderError, retries int, now, deadline, nextReset time.Time, jitter func() float64) Decision {
-	p = p.WithDefaults()
-	jitter = clampJitter(jitter)
-	if e == nil {
-		e = &ProviderError{Outcome: OutcomeError}
-	}
-	out := classify(e)
-	switch out {
-	case OutcomeRateLimited, OutcomeQuotaExhausted:
-		return p.decide429(e, out, retries, now, deadline, nextReset, jitter)
-	case OutcomeAuthError:
-		if p.AuthHalt {
-			return Decision{Action: ActionHalt, Outcome: out, Reason: fmt.Sprintf("%s: auth failure, halting the run", what(e))}
-		}
-		return Decision{Action: ActionSkipRun, Outcome: out, Reason: fmt.Sprintf("%s: auth failure, skipping this provider for the run", what(e))}
-	case OutcomeRejected:
-		return Decision{Action: ActionNext, Outcome: out, Reason: "answer rejected: next provider at once"}
-	case OutcomeServerError:
-		return p.next(e, out, p.ServerErrorWait, now, deadline, true)
-	case OutcomeTimeoutConnect, OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutTotal, OutcomeStreamBroken:
-		return p.next(e, out, p.OtherWait, now, deadline, true)
-	default: // bad_request, blocked, error
-		return p.next(e, out, p.OtherWait, now, deadline, false)
-	}
-}
-
-// next waits a fitted wait, then moves to the next provider.
-func (p RetryPolicy) next(e *ProviderError, out Outcome, wait time.Duration, now, deadline time.Time, breaker bool) Decision {
-	d := Decision{Action: ActionNext, Outcome: out, Breaker: breaker}
-	w, ok := p.Fit(wait, now, deadline)
-	switch {
-	case wait <= 0:
-		d.Reason = fmt.Sprintf("%s: next provider at once", what(e))
-	case !ok:
-		d.Reason = fmt.Sprintf("%s: the %s wait does not fit the deadline, next provider at once", what(e), wait)
-	default:
-		d.Wait = w
-		d.Reason = fmt.Sprintf("%s: waiting %s, then next provider", what(e), w)
-	}
-	return d
-}
-
-func (p RetryPolicy) decide429(e *ProviderError, out Outcome, retries int, now, deadline, nextReset time.Time, jitter func() float64) Decision {
-	delay := e.RetryAfter
-	if delay <= 0 && e.ResetAt.After(now) {
-		delay = e.ResetAt.Sub(now)
-	}
-	// A daily remaining figure of 0 counts only with its reset time: the
-	// zero QuotaHint{} (an adapter that set nothing) is not a report.
-	dayEmpty := e.Quota.Known() && e.Quota.Remaining == 0 && e.Quota.Reset > 0
-	if out == OutcomeQuotaExhausted || e.Scope == ScopeDay || dayEmpty {
-		until, src := nextReset, "next cap reset"
-		if until.IsZero() {
-			until, src = now.Add(24*time.Hour), "a day"
-		}
-		if dayEmpty && now.Add(e.Quota.Reset).After(until) {
-			until, src = now.Add(e.Quota.Reset), "provider's reset"
-		}
-		if e.ResetAt.After(until) {
-			until, src = e.ResetAt, "provider's reset"
-		}
-		if delay > 0 && now.Add(delay).After(until) {
-			until, src = now.Add(delay), "provider's reset"
-		}
-		until = until.UTC()
-		return Decision{
-			Action:       ActionNext,
-			Outcome:      OutcomeQuotaExhausted,
-			ExhaustUntil: until,
-			Reason:       fmt.Sprintf("429 daily quota: exhausted until %s (%s), next provider at once", until.Format(time.RFC3339), src),
-		}
-	}
-	exhaust := func(why string) Decision {
-		until := now.Add(delay).UTC()
-		return Decision{
-			Action:       ActionNext,
-			Outcome:      OutcomeRateLimited,
-			ExhaustUntil: until,
-			Reason:       fmt.Sprintf("429: the provider's %s %s, exhausted until %s, next provider at once", delay, why, until.Format(time.RFC3339)),
-		}
-	}
-	if delay > p.RateLimitedMaxWait {
-		return exhaust(fmt.Sprintf("exceeds max_wait %s", p.RateLimitedMaxWait))
-	}
-	if retries >= p.maxRetries() {
-		return Decision{Action: ActionNext, Outcome: OutcomeRateLimited,
-			Reason: fmt.Sprintf("429 per-minute: %d retries made, next provider at once", retries)}
-	}
-	if delay > 0 {
-		spread := min(delay/10, time.Second)
-		wait := min(delay+time.Duration(jitter()*float64(spread)), max(p.RateLimitedMaxWait, delay))
-		w, ok := p.Fit(wait, now, deadline)
-		if !ok {
-			if w, ok = p.Fit(delay, now, deadline); !ok {
-				return exhaust("does not fit the deadline")
-			}
-		}
-		return Decision{Action: ActionRetry, Wait: w, Outcome: OutcomeRateLimited,
-			Reason: fmt.Sprintf("429 per-minute: waiting the provider's %s (%s with jitter), retry %d of %d", delay, w.Round(time.Millisecond), retries+1, p.maxRetries())}
-	}
-	ceiling := p.RateLimitedWait
-	for i := 0; i < retries && ceiling < p.RateLimitedMaxWait; i++ {
-		ceiling *= 2 // stops at max_wait: no overflow for any retry count
-	}
-	ceiling = min(ceiling, p.RateLimitedMaxWait)
-	wait := time.Duration(jitter() * float64(ceiling))
-	w, ok := p.Fit(wait, now, deadline)
-	if !ok {
-		return Decision{Action: ActionNext, Outcome: OutcomeRateLimited,
-			Reason: fmt.Sprintf("429 per-minute: a %s backoff does not fit the deadline, next provider at once", wait.Round(time.Millisecond))}
-	}
-	return Decision{Action: ActionRetry, Wait: w, Outcome: OutcomeRateLimited,
-		Reason: fmt.Sprintf("429 per-minute: no provider delay, backing off %s (jitter up to %s), retry %d of %d", w.Round(time.Millisecond), ceiling, retries+1, p.maxRetries())}
 }
 
 // clampJitter keeps the jitter source inside [0,1); nil means math/rand/v2.

@@ -14,7 +14,7 @@ import (
 // Alert is one message for a human, deduplicated by Key.
 type Alert struct {
 	Key      string // dedupe key, e.g. "auth:gemini"
-	Rule     string // e.g. "auth_error", "all_failed"
+	Rule     string // e.g. "auth_error", "delay_clamped"
 	Severity string // "critical" | "warning" | "info"
 	Text     string
 }
@@ -66,6 +66,9 @@ type Summary struct {
 	CostUSD   float64
 	Halt      *ProviderError
 	Errors    int
+	// Unstarted counts the due jobs the run would have taken but did not
+	// start because it was stopped (a signal); they stay due.
+	Unstarted int
 }
 
 // Run processes up to limit due jobs from candidates (in order); jobs that
@@ -162,7 +165,25 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 	}
 	wg.Wait()
 	sum.Halt = r.Chain.Halted()
+	if ctx.Err() != nil {
+		sum.Unstarted = r.stillDue(context.WithoutCancel(ctx), candidates[next:], limit-taken)
+	}
 	return sum
+}
+
+// stillDue counts, up to max, the jobs of rest that are not finished.
+func (r *Runner) stillDue(ctx context.Context, rest []Job, max int) int {
+	n := 0
+	for _, j := range rest {
+		if n >= max {
+			break
+		}
+		rec, ok, err := r.Jobs.Job(ctx, j.ID)
+		if err != nil || !ok || (rec.Status != JobPublished && rec.Status != JobReview && rec.Status != JobRejected) {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *Runner) alive(o Owner) bool {
@@ -186,14 +207,14 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 	rep := JobReport{Job: j, Result: &res, CostUSD: res.CostUSD}
 	if err != nil {
 		rep.Status, rep.Err = "error", err
-		r.finish(jctx, j, JobDeferred, nil, "", err.Error())
+		r.finish(jctx, j, JobDeferred, nil, err.Error())
 		return rep
 	}
 	switch res.Status {
 	case JobPublished:
 		w := res.Winner
 		rep.Provider, rep.Model, rep.Score = w.Provider, w.Model, w.Score
-		loc, err := r.publish(jctx, j, w, r.Chain.Clock.Now())
+		loc, err := r.publish(jctx, j, w)
 		if err != nil {
 			rep.Status, rep.Err = "error", err
 			return rep
@@ -202,12 +223,12 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 	case JobReview:
 		b := res.Best
 		rep.Status, rep.Provider, rep.Model, rep.Score = JobReview, b.Provider, b.Model, b.Score
-		r.finish(jctx, j, JobReview, b, "", "every answer failed the quality gate")
+		r.finish(jctx, j, JobReview, b, "every answer failed the quality gate")
 		// No alert per job: the daily review_queue rule (alerts.Rules)
-		// reports a non-empty queue once a day (SPEC §8).
+		// reports a non-empty queue once a day.
 	case JobHalted:
 		rep.Status = JobHalted
-		r.finish(jctx, j, JobHalted, nil, "", res.Halt.Error())
+		r.finish(jctx, j, JobHalted, nil, res.Halt.Error())
 		r.notify(jctx, Alert{Key: "auth:" + res.Halt.Provider, Rule: "auth_error", Severity: "critical",
 			Text: fmt.Sprintf("Provider %s refused our credentials (%s). The run stopped; no failover for auth errors. Fix the API key, then rerun.", res.Halt.Provider, res.Halt.Error())})
 	default:
@@ -216,9 +237,9 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 		if n := len(res.Story); n > 0 {
 			last = res.Story[n-1]
 		}
-		r.finish(jctx, j, JobDeferred, nil, "", last)
-		r.notify(jctx, Alert{Key: "all_failed:" + j.ID, Rule: "all_failed", Severity: "critical",
-			Text: fmt.Sprintf("Every provider failed for job %s (%q); it stays due for the next run.\n%s", j.ID, j.Title, strings.Join(res.Story, "\n"))})
+		r.finish(jctx, j, JobDeferred, nil, last)
+		// No alert per job: a deferred job whose every provider failed
+		// opens the chain-down incident of alerts.Rules, once per incident.
 	}
 	return rep
 }
@@ -230,17 +251,55 @@ func (r *Runner) notify(ctx context.Context, a Alert) {
 	_ = r.Notifier.Notify(ctx, a)
 }
 
-func (r *Runner) finish(ctx context.Context, j Job, status string, w *Winner, loc, lastErr string) {
+// publish delivers a winning answer at most once. It renders the article
+// and chooses its place (Prepare, no side effect), marks the job publishing
+// with the winning attempt, that place and the exact bytes — a durable
+// commit, and only while the claim is still ours (a run that lost its claim
+// discards its late answer) — and only then delivers and records published.
+// A crash anywhere leaves either no mark (the job is redone; nothing was
+// delivered) or the mark (reconcile delivers the same bytes to the same
+// place).
+func (r *Runner) publish(ctx context.Context, j Job, w *Winner) (string, error) {
+	now := r.Chain.Clock.Now().UTC().Truncate(time.Millisecond)
+	d, err := r.Publisher.Prepare(ctx, article(j, w, now))
+	if err != nil {
+		return "", fmt.Errorf("prepare %s: %w", j.ID, err)
+	}
+	s := w.Score
 	rec := JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot, Title: j.Title, Category: j.Category, Language: j.Language,
-		Status: status, Location: loc, LastError: lastErr}
+		Status: JobPublishing, Provider: w.Provider, Model: w.Model, QualityScore: &s, Attempt: w.Attempt,
+		Location: d.Location, Payload: d.Body}
+	if err := r.Jobs.MarkPublishing(ctx, rec, r.Owner, now); err != nil {
+		return "", fmt.Errorf("mark publishing %s (answer discarded): %w", j.ID, err)
+	}
+	rec.PublishedAt = now
+	return r.deliver(ctx, rec, d)
+}
+
+// deliver performs a marked delivery and records the job published. On an
+// error the job stays publishing: the next run reconciles it.
+func (r *Runner) deliver(ctx context.Context, rec JobRecord, d Delivery) (string, error) {
+	loc, err := r.Publisher.Deliver(ctx, d)
+	if err != nil {
+		return "", fmt.Errorf("publish %s: %w", rec.ID, err)
+	}
+	rec.Status, rec.Location, rec.LastError, rec.Payload = JobPublished, loc, "", nil
+	if err := r.Jobs.FinishJob(ctx, rec, r.Owner, r.Chain.Clock.Now()); err != nil {
+		return loc, fmt.Errorf("record %s published: %w", rec.ID, err)
+	}
+	return loc, nil
+}
+
+// finish records a job's final status (not published: see deliver) and
+// releases its claim.
+func (r *Runner) finish(ctx context.Context, j Job, status string, w *Winner, lastErr string) {
+	rec := JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot, Title: j.Title, Category: j.Category, Language: j.Language,
+		Status: status, LastError: lastErr}
 	if w != nil {
 		s := w.Score
 		rec.Provider, rec.Model, rec.QualityScore, rec.Attempt = w.Provider, w.Model, &s, w.Attempt
 	}
-	if status == JobPublished {
-		rec.PublishedAt = r.Chain.Clock.Now()
-	}
-	_ = r.Jobs.FinishJob(ctx, rec, r.Chain.Clock.Now())
+	_ = r.Jobs.FinishJob(ctx, rec, r.Owner, r.Chain.Clock.Now())
 }
 
 // article turns a winning answer into the publishable article.
@@ -256,64 +315,58 @@ func article(j Job, w *Winner, now time.Time) Article {
 	return a
 }
 
-// publish writes the article at most once: write-ahead "publishing" state
-// with the deterministic location, then the target, then "published".
-// when is the publication time written into the article; a reconciliation
-// passes the original write-ahead time so the article comes out identical.
-func (r *Runner) publish(ctx context.Context, j Job, w *Winner, when time.Time) (string, error) {
-	now := r.Chain.Clock.Now()
-	a := article(j, w, when)
-	loc := r.Publisher.Location(a)
-	s := w.Score
-	pre := JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot, Title: j.Title, Category: j.Category, Language: j.Language,
-		Status: JobPublishing, Provider: w.Provider, Model: w.Model, QualityScore: &s, Attempt: w.Attempt, Location: loc}
-	// The claim must still be ours: a run that lost its claim (lease expired,
-	// another run took over) discards its late answer.
-	if err := r.Jobs.HeartbeatJob(ctx, j.ID, r.Owner, now); err != nil {
-		return "", fmt.Errorf("job %s: claim lost, answer discarded: %w", j.ID, err)
-	}
-	if err := r.Jobs.MarkPublishing(ctx, pre, when); err != nil {
-		return "", fmt.Errorf("mark publishing %s: %w", j.ID, err)
-	}
-	loc, err := r.Publisher.Publish(ctx, a)
-	if err != nil {
-		// Stays "publishing": the next run reconciles with the same key.
-		return "", fmt.Errorf("publish %s: %w", j.ID, err)
-	}
-	r.finish(ctx, j, JobPublished, w, loc, "")
-	return loc, nil
-}
-
 // reconcile finishes a job found in the write-ahead "publishing" state: a
-// run died between publishing and recording. The target is checked, and the
-// same article is published again with the same key when it is missing.
+// run died (or its delivery failed) between the mark and the record. It
+// delivers exactly what the mark holds — the marked attempt's article, byte
+// for byte, to the marked location — never another candidate.
 func (r *Runner) reconcile(ctx context.Context, j Job, cur JobRecord) JobReport {
 	rep := JobReport{Job: j, Provider: cur.Provider, Model: cur.Model}
-	cand, ok, err := r.Jobs.BestCandidate(ctx, j.ID)
-	if err != nil || !ok {
-		if err == nil {
-			err = errors.New("no stored answer")
-		}
+	if cur.QualityScore != nil {
+		rep.Score = *cur.QualityScore
+	}
+	d, err := r.marked(ctx, j, cur)
+	if err != nil {
 		rep.Status, rep.Err = "error", fmt.Errorf("reconcile %s: %w", j.ID, err)
 		return rep
 	}
-	g := r.Chain.Gate.Evaluate(cand.Text, quality.Spec{Language: j.Language, TargetWords: j.TargetWords})
-	if g.Article == nil {
-		rep.Status, rep.Err = "error", fmt.Errorf("reconcile %s: stored answer unreadable", j.ID)
-		return rep
-	}
-	w := &Winner{Provider: cand.Provider, Model: cand.Model, Attempt: cand.Attempt, Score: cand.QualityScore, Article: *g.Article}
-	when := cur.UpdatedAt
-	if when.IsZero() {
-		when = r.Chain.Clock.Now()
-	}
-	loc, err := r.publish(ctx, j, w, when)
+	cur.PublishedAt = cur.UpdatedAt
+	loc, err := r.deliver(ctx, cur, d)
 	if err != nil {
 		rep.Status, rep.Err = "error", err
 		return rep
 	}
-	rep.Status, rep.Location, rep.Score = JobPublished, loc, w.Score
+	rep.Status, rep.Location = JobPublished, loc
 	return rep
+}
+
+// marked is the delivery a publishing job's mark names. A mark written
+// before payloads were recorded names only its attempt and location: the
+// article is rebuilt from that attempt's stored output at the mark's time,
+// and must come out at the same location.
+func (r *Runner) marked(ctx context.Context, j Job, cur JobRecord) (Delivery, error) {
+	if len(cur.Payload) > 0 {
+		return Delivery{JobID: cur.ID, Location: cur.Location, Body: cur.Payload}, nil
+	}
+	cand, ok, err := r.Jobs.CandidateAt(ctx, j.ID, cur.Attempt)
+	if err != nil {
+		return Delivery{}, err
+	}
+	if !ok || cand.Partial {
+		return Delivery{}, fmt.Errorf("the marked attempt %d has no stored answer", cur.Attempt)
+	}
+	g := r.Chain.Gate.Evaluate(cand.Text, quality.Spec{Language: j.Language, TargetWords: j.TargetWords})
+	if g.Article == nil {
+		return Delivery{}, fmt.Errorf("the marked attempt %d's answer is unreadable", cur.Attempt)
+	}
+	w := &Winner{Provider: cand.Provider, Model: cand.Model, Attempt: cand.Attempt, Score: cand.QualityScore, Article: *g.Article}
+	d, err := r.Publisher.Prepare(ctx, article(j, w, cur.UpdatedAt))
+	if err != nil {
+		return Delivery{}, err
+	}
+	if d.Location != cur.Location {
+		return Delivery{}, fmt.Errorf("the marked attempt %d now renders to %s, not the marked %s: refusing to publish it elsewhere", cur.Attempt, d.Location, cur.Location)
+	}
+	return d, nil
 }
 
 // ReviewClaimer takes a job waiting in review (review → running, claimed by
@@ -326,21 +379,30 @@ type ReviewClaimer interface {
 // nor published (due, running, deferred, rejected…).
 var ErrNotInReview = errors.New("job is not in review")
 
+// approveWait bounds how long Approve waits for another process that holds
+// the job (a concurrent approve, or a run reconciling it) to finish.
+const approveWait = 30 * time.Second
+
 // Approve publishes cand, the kept candidate of job j waiting in review
 // (`review approve`), through the normal at-most-once path: the job is
-// claimed out of review first, so a second Approve (or a concurrent one)
-// finds it published and reports already=true with its location, publishing
-// nothing. A job left in "publishing" by a process that died mid-approval
-// is reconciled. When publication fails before its write-ahead mark the job
-// goes back to review; after it, the job stays "publishing" for the next run
-// or approve to reconcile.
+// claimed out of review first, so a second Approve finds it published and
+// reports already=true with its location, publishing nothing. A concurrent
+// Approve waits (up to approveWait) for the one that holds the job and then
+// reports its result the same way. A job left in "publishing" by a process
+// that died mid-approval is reconciled. When publication fails before its
+// write-ahead mark the job goes back to review; after it, the job stays
+// "publishing" for the next run or approve to reconcile.
 func (r *Runner) Approve(ctx context.Context, rc ReviewClaimer, j Job, cand Candidate) (loc string, already bool, err error) {
-	now := r.Chain.Clock.Now()
-	claimed, cur, err := rc.ClaimReview(ctx, j.ID, r.Owner, now)
-	if err != nil {
-		return "", false, fmt.Errorf("claim review %s: %w", j.ID, err)
-	}
-	if !claimed {
+	deadline := r.Chain.Clock.Now().Add(approveWait)
+	for {
+		now := r.Chain.Clock.Now()
+		claimed, cur, err := rc.ClaimReview(ctx, j.ID, r.Owner, now)
+		if err != nil {
+			return "", false, fmt.Errorf("claim review %s: %w", j.ID, err)
+		}
+		if claimed {
+			return r.approveClaimed(ctx, j, cand)
+		}
 		switch cur.Status {
 		case JobPublished:
 			return cur.Location, true, nil
@@ -353,27 +415,40 @@ func (r *Runner) Approve(ctx context.Context, rc ReviewClaimer, j Job, cand Cand
 			if err != nil {
 				return "", false, fmt.Errorf("claim job %s: %w", j.ID, err)
 			}
-			if !ok || cur2.Status != JobPublishing {
-				return "", false, fmt.Errorf("job %s is being published by another process", j.ID)
+			if ok && cur2.Status == JobPublishing {
+				rep := r.reconcile(ctx, j, cur2)
+				return rep.Location, false, rep.Err
 			}
-			rep := r.reconcile(ctx, j, cur2)
-			return rep.Location, false, rep.Err
+			// held by another live process: wait for it below
+		case JobRunning:
+			// another approve (or a run) holds it: wait for it below
 		case "":
 			return "", false, fmt.Errorf("%w: job %s is unknown", ErrNotInReview, j.ID)
 		default:
 			return "", false, fmt.Errorf("%w: job %s is %s", ErrNotInReview, j.ID, cur.Status)
 		}
+		if !now.Before(deadline) {
+			return "", false, fmt.Errorf("job %s is held by another process (a run or another approve) for over %s; try again later", j.ID, approveWait)
+		}
+		if err := r.Chain.Clock.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return "", false, err
+		}
 	}
+}
+
+// approveClaimed publishes cand for a job this process just claimed out of
+// review.
+func (r *Runner) approveClaimed(ctx context.Context, j Job, cand Candidate) (string, bool, error) {
 	g := r.Chain.Gate.Evaluate(cand.Text, quality.Spec{Language: j.Language, TargetWords: j.TargetWords})
 	if g.Article == nil {
-		r.finish(ctx, j, JobReview, nil, "", "approve: the kept answer is unreadable")
+		r.finish(ctx, j, JobReview, nil, "approve: the kept answer is unreadable")
 		return "", false, fmt.Errorf("approve %s: the kept answer (attempt %d) is unreadable", j.ID, cand.Attempt)
 	}
 	w := &Winner{Provider: cand.Provider, Model: cand.Model, Attempt: cand.Attempt, Score: cand.QualityScore, Article: *g.Article}
-	loc, err = r.publish(ctx, j, w, now)
+	loc, err := r.publish(ctx, j, w)
 	if err != nil {
 		if rec, ok, _ := r.Jobs.Job(ctx, j.ID); ok && rec.Status == JobRunning {
-			r.finish(ctx, j, JobReview, nil, "", err.Error())
+			r.finish(ctx, j, JobReview, nil, err.Error())
 		}
 		return "", false, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -228,148 +227,27 @@ func (c *Chain) shadowLimit(l *Link) int {
 	return int(math.Floor(float64(l.DailyCap) * share))
 }
 
-// shadowCall makes one shadow call and records it and its comparison.
+// shadowCall makes one shadow call through the attempt pipeline and
+// records its comparison.
 func (c *Chain) shadowCall(ctx context.Context, job Job, l *Link, deadline time.Time, run *shadowRun) {
-	// Records must land even when ctx was cancelled at process exit.
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer rcancel()
-	skip := func(reason string, until time.Time) {
-		_ = c.Store.RecordSkip(rctx, Skip{TS: c.Clock.Now(), RequestID: job.ID, Provider: l.Name, Reason: reason, Until: until})
+	r := c.shadowRules()
+	// A store error loses the call's rows; the comparison is still tried.
+	out, _ := c.attempt(ctx, try{rules: &r, link: l, job: job, deadline: deadline,
+		render: func(family string) (Prompt, error) { return c.Prompt(family, job) }})
+	if out.call.Provider == "" || c.Shadow.Record == nil {
+		return // not called (skipped, or the prompt failed)
 	}
-	now := c.Clock.Now()
-	if c.Halted() != nil || c.skippedForRun(l.Name) {
-		skip(SkipHalted, time.Time{})
-		return
-	}
-	st, err := c.Store.ProviderState(ctx, l.Name)
-	if err != nil {
-		return
-	}
-	if now.Before(st.ExhaustedUntil) {
-		skip(SkipExhausted, st.ExhaustedUntil)
-		return
-	}
-	if st.Breaker.Current() != BreakerClosed {
-		skip(SkipCircuitOpen, st.Breaker.Until(c.Breaker))
-		return
-	}
-	var resID int64
-	if l.DailyCap > 0 {
-		limit := c.shadowLimit(l)
-		ok := false
-		if limit > 0 {
-			var err error
-			resID, _, ok, err = c.Store.ReserveCap(ctx, l.Name, l.CapReset.DayStart(now), limit, now)
-			if err != nil {
-				return
-			}
-		}
-		if !ok {
-			skip(SkipCap, l.CapReset.Next(now))
-			return
-		}
-	}
-	settle := func(sent bool, tokens int) {
-		if resID != 0 {
-			_ = c.Store.SettleCap(rctx, resID, sent, tokens)
-		}
-	}
-	prompt, err := c.Prompt(l.Family, job)
-	if err != nil {
-		settle(false, 0)
-		return
-	}
-	var pace *PaceReservation
-	if l.Pacer != nil {
-		delay, r := l.Pacer.Reserve(now, EstimateTokens(prompt.System+prompt.User, l.MaxTokens))
-		if delay > 0 {
-			r.Cancel()
-			settle(false, 0)
-			skip(SkipCap, now.Add(delay))
-			return
-		}
-		pace = r
-	}
-
-	start := c.Clock.Now()
-	resp, callErr := l.Provider.Generate(ctx, Request{
-		JobID: job.ID, System: prompt.System, Prompt: prompt.User,
-		Schema: c.Schema, MaxTokens: l.MaxTokens, Stream: l.Stream,
-	})
-	latency := c.Clock.Now().Sub(start)
-	call := Call{
-		Provider: l.Name, Model: l.Model, RequestID: job.ID, Attempt: 0, TS: start, Latency: latency,
-		PromptVersion: prompt.Version, Shadow: true, Purpose: PurposeShadow,
-	}
-	cmp := ShadowComparison{RequestID: job.ID, ShadowProvider: l.Name, ShadowLatency: latency}
+	cmp := ShadowComparison{RequestID: job.ID, ShadowProvider: l.Name, ShadowLatency: out.call.Latency, ShadowOutcome: out.call.Outcome}
 	var shadowWords int
-	if callErr != nil {
-		pe := AsProviderError(callErr)
-		if pe == nil {
-			msg := callErr.Error()
-			out := OutcomeError
-			if ctx.Err() != nil {
-				out, msg = OutcomeTimeoutTotal, "shadow call cancelled: job deadline or process exit"
-			}
-			pe = &ProviderError{Provider: l.Name, Outcome: out, Message: msg, Cause: callErr}
-		}
-		settle(pe.Status != 0 || pe.Outcome != OutcomeTimeoutConnect, 0)
-		if pace != nil {
-			pace.Settle(0)
-		}
-		// One call, no retries: the policy only classifies and says what
-		// the error taught about the provider's quota.
-		d := c.Policy.Decide(pe, math.MaxInt32, c.Clock.Now(), deadline, l.CapReset.Next(c.Clock.Now()), c.jitter)
-		call.Outcome, call.HTTPStatus, call.FirstToken, call.Detail = d.Outcome, pe.Status, pe.FirstToken, pe.Message
-		if pe.Partial != "" {
-			call.Text, call.Partial = pe.Partial, true
-		}
-		_ = c.Store.RecordCall(rctx, call)
-		if !d.ExhaustUntil.IsZero() {
-			c.shadowExhaust(rctx, l, d.ExhaustUntil, string(d.Outcome)+" (shadow call)")
-		}
-	} else {
-		tokens := resp.InputTokens + resp.OutputTokens
-		settle(true, tokens)
-		if pace != nil {
-			pace.Settle(tokens)
-		}
-		cost := l.Price.Cost(resp.InputTokens, resp.OutputTokens)
-		if resp.CostKnown {
-			cost = resp.CostUSD
-		}
-		if resp.Model != "" {
-			call.Model = resp.Model
-		}
-		g := c.Gate.Evaluate(resp.Text, quality.Spec{Language: job.Language, TargetWords: job.TargetWords, Truncated: resp.Truncated})
-		score := g.Score
-		call.HTTPStatus, call.InputTokens, call.OutputTokens = resp.HTTPStatus, resp.InputTokens, resp.OutputTokens
-		call.FirstToken, call.CostUSD, call.QualityScore, call.Truncated, call.Text = resp.FirstToken, cost, &score, resp.Truncated, resp.Text
-		for _, ch := range g.Checks {
-			call.Checks = append(call.Checks, ch.String())
-		}
-		call.Outcome = OutcomeOK
-		if !g.Pass {
-			call.Outcome = OutcomeRejected
-			call.Detail = "quality gate: " + strings.Join(call.Checks, "; ")
-		}
-		_ = c.Store.RecordCall(rctx, call)
-		if resp.Quota.Known() && resp.Quota.Remaining == 0 {
-			until := l.CapReset.Next(c.Clock.Now())
-			if resp.Quota.Reset > 0 {
-				until = c.Clock.Now().Add(resp.Quota.Reset)
-			}
-			c.shadowExhaust(rctx, l, until, "daily requests used up (provider headers, shadow call)")
-		}
-		cmp.ShadowScore, cmp.ShadowPass, cmp.ShadowCostUSD = &score, g.Pass, cost
-		if g.Article != nil {
-			shadowWords = articleWords(*g.Article)
+	if out.failure == nil {
+		cmp.ShadowScore, cmp.ShadowPass, cmp.ShadowCostUSD = out.verdict.score, out.verdict.pass, out.call.CostUSD
+		if out.verdict.article != nil {
+			shadowWords = articleWords(*out.verdict.article)
 		}
 	}
-	cmp.ShadowOutcome = call.Outcome
-	if c.Shadow.Record == nil {
-		return
-	}
+	// Records must land even when ctx was cancelled at process exit.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer rcancel()
 	// The comparison needs the primary answer: wait for the walk (it always
 	// ends within the job deadline; the process waits in WaitShadows).
 	select {
@@ -416,22 +294,4 @@ func articleWords(a quality.Article) int {
 		n += len(strings.Fields(s.Body))
 	}
 	return n
-}
-
-// shadowExhaust persists an exhaustion a shadow call learned; it never
-// touches the breaker.
-func (c *Chain) shadowExhaust(ctx context.Context, l *Link, until time.Time, reason string) {
-	now := c.Clock.Now()
-	_ = c.Store.UpdateProviderState(ctx, l.Name, func(st *ProviderState) []Transition {
-		if !until.After(st.ExhaustedUntil) {
-			return nil
-		}
-		from := "available"
-		if now.Before(st.ExhaustedUntil) {
-			from = "exhausted"
-		}
-		st.ExhaustedUntil, st.ExhaustedReason = until, reason
-		return []Transition{{TS: now, Provider: l.Name, Kind: "exhausted", From: from, To: "exhausted",
-			Detail: fmt.Sprintf("%s until %s", reason, until.UTC().Format(time.RFC3339))}}
-	})
 }

@@ -15,12 +15,15 @@ const (
 	PurposeHealth Purpose = "health"
 )
 
-// Skip reasons (skips.reason).
+// SkipReason says why a link was passed over without a call (skips.reason).
+type SkipReason string
+
+// Skip reasons.
 const (
-	SkipCap         = "cap"
-	SkipExhausted   = "exhausted"
-	SkipCircuitOpen = "circuit_open"
-	SkipHalted      = "halted"
+	SkipCap         SkipReason = "cap"
+	SkipExhausted   SkipReason = "exhausted"
+	SkipCircuitOpen SkipReason = "circuit_open"
+	SkipHalted      SkipReason = "halted"
 )
 
 // Job statuses (jobs.status).
@@ -60,6 +63,29 @@ type Call struct {
 	Detail        string   // error message, scrubbed
 	Text          string   // answer text (or partial text) for outputs
 	Partial       bool     // Text is a partial stream
+	// SecretRedacted reports that a configured secret was found in the
+	// answer, partial text or error detail and replaced before storing.
+	SecretRedacted bool
+}
+
+// AttemptRecord is one attempt's durable rows, written in one transaction
+// by Store.RecordAttempt: the call (and its text), the settlement of its
+// cap reservation, and what it taught about its provider.
+type AttemptRecord struct {
+	Call Call
+	// Cap settles the call's cap reservation; nil when it took none.
+	Cap *CapSettlement
+	// Learn, when not nil, updates the stored state of Call.Provider as
+	// UpdateProviderState's fn does (it may run again on a busy retry).
+	Learn func(*ProviderState) []Transition
+}
+
+// CapSettlement settles one cap reservation: Sent false gives the request
+// back to the day's cap.
+type CapSettlement struct {
+	ID     int64
+	Sent   bool
+	Tokens int
 }
 
 // Skip is one row of the skips table: a provider passed over without a call.
@@ -67,15 +93,25 @@ type Skip struct {
 	TS        time.Time
 	RequestID string
 	Provider  string
-	Reason    string // SkipCap, SkipExhausted, SkipCircuitOpen, SkipHalted
+	Reason    SkipReason
 	Until     time.Time
 }
+
+// TransitionKind is the kind of a provider state change
+// (provider_events.kind).
+type TransitionKind string
+
+// Transition kinds.
+const (
+	TransitionBreaker   TransitionKind = "breaker"   // From/To are BreakerStates
+	TransitionExhausted TransitionKind = "exhausted" // From "available" or "exhausted", To "exhausted"
+)
 
 // Transition is a recorded provider state change (breaker, exhaustion).
 type Transition struct {
 	TS       time.Time
 	Provider string
-	Kind     string // "breaker" | "exhausted"
+	Kind     TransitionKind
 	From, To string
 	Detail   string
 }
@@ -87,10 +123,13 @@ type ProviderState struct {
 	Breaker         Breaker
 }
 
-// Owner identifies a run process holding job claims.
+// Owner identifies a run process holding job claims. Token is unique to
+// the process (two containers with one hostname are both pid 1); Host and
+// PID say where it runs, for people and for the lease fallback.
 type Owner struct {
-	Host string
-	PID  int
+	Host  string
+	PID   int
+	Token string
 }
 
 // Store is the durable state chain needs. telemetry.Store implements it on
@@ -98,7 +137,8 @@ type Owner struct {
 type Store interface {
 	// NextAttempt returns the next attempt number for a job (1 when none yet).
 	NextAttempt(ctx context.Context, requestID string) (int, error)
-	RecordCall(ctx context.Context, c Call) error
+	// RecordAttempt writes one attempt's durable rows in one transaction.
+	RecordAttempt(ctx context.Context, r AttemptRecord) error
 	RecordSkip(ctx context.Context, s Skip) error
 	// ReserveCap atomically takes one request of provider's cap for the day
 	// that starts at dayStart; ok is false (and nothing taken) when used ≥ limit.
@@ -128,6 +168,9 @@ type JobRecord struct {
 	PublishedAt  time.Time
 	LastError    string
 	UpdatedAt    time.Time
+	// Payload is the exact body a job in publishing delivers to Location
+	// (nil otherwise).
+	Payload []byte
 }
 
 // Candidate is a stored answer of a job (for publication or review).
@@ -153,11 +196,18 @@ type JobStore interface {
 	ClaimJob(ctx context.Context, j JobRecord, owner Owner, alive func(Owner) bool, lease time.Duration, now time.Time) (claimed bool, cur JobRecord, err error)
 	// HeartbeatJob renews owner's claim on a job.
 	HeartbeatJob(ctx context.Context, id string, owner Owner, now time.Time) error
-	// MarkPublishing records the write-ahead state before publication.
-	MarkPublishing(ctx context.Context, j JobRecord, now time.Time) error
+	// MarkPublishing records the write-ahead state before publication — the
+	// chosen attempt, the location and the exact payload — for a job that
+	// owner still claims, and returns only once that record is durable
+	// (fsynced), so that no crash or power cut can lose it after the side
+	// effect started.
+	MarkPublishing(ctx context.Context, j JobRecord, owner Owner, now time.Time) error
 	// FinishJob sets the final status (published, review, deferred, halted,
 	// rejected), the fields of j, and releases the claim.
-	FinishJob(ctx context.Context, j JobRecord, now time.Time) error
+	// Only owner's claim (or an unclaimed job) is finished.
+	FinishJob(ctx context.Context, j JobRecord, owner Owner, now time.Time) error
+	// CandidateAt returns the stored answer of one non-shadow attempt.
+	CandidateAt(ctx context.Context, jobID string, attempt int) (Candidate, bool, error)
 	Job(ctx context.Context, id string) (JobRecord, bool, error)
 	// BestCandidate returns the stored answer with the highest quality score
 	// of the job's non-shadow attempts (false when none).

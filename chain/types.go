@@ -1,6 +1,7 @@
 // Package chain walks the ordered failover chain of providers for one job:
 // the retry/failover policy, the deadline budget, daily caps, exhaustion,
-// the circuit breaker, shadow calls and the health walk. It imports no SDK;
+// the circuit breaker, shadow calls and the health walk, all through one
+// attempt pipeline (attempt.go) and one pure policy (decide.go). It imports no SDK;
 // adapters implement Provider and return *ProviderError for every failure.
 package chain
 
@@ -14,7 +15,8 @@ import (
 // Outcome is the classified result of one attempt, stored in calls.outcome.
 type Outcome string
 
-// The outcomes of SPEC §7. Every attempt maps to exactly one.
+// The outcomes stored in calls.outcome (README "The database"). Every
+// attempt maps to exactly one.
 const (
 	OutcomeOK                Outcome = "ok"
 	OutcomeRejected          Outcome = "rejected"
@@ -166,15 +168,22 @@ type Article struct {
 	Sections     []Section
 }
 
-// Publisher is a publishing target. Publish must be idempotent for one
-// Article.JobID: a deterministic Location, and a second Publish of the same
-// job (after a crash between publishing and recording) changes nothing
-// visible (same file; webhook with the same Idempotency-Key).
+// Delivery is one article ready for its target: the exact bytes and the
+// exact place. It is written down (durably) before it is delivered, so a
+// delivery interrupted by a crash is finished later with the same bytes to
+// the same place, by whichever process reconciles it.
+type Delivery struct {
+	JobID    string // the Idempotency-Key
+	Location string // file path, or URL#job id
+	Body     []byte
+}
+
+// Publisher is a publishing target. Prepare renders an article and chooses
+// where it goes, with no side effect; Deliver performs the side effect and
+// must be idempotent for one Delivery: delivering it again (after a crash
+// between delivering and recording) changes nothing visible — the same file,
+// or the same body under the same Idempotency-Key.
 type Publisher interface {
-	// Location is where the article goes (file path or URL), before publishing.
-	Location(a Article) string
-	// Exists reports whether the article is already there (false when the
-	// target cannot tell, e.g. a webhook).
-	Exists(ctx context.Context, a Article) (bool, error)
-	Publish(ctx context.Context, a Article) (location string, err error)
+	Prepare(ctx context.Context, a Article) (Delivery, error)
+	Deliver(ctx context.Context, d Delivery) (location string, err error)
 }

@@ -2,21 +2,28 @@
 // templates are embedded in the binary (templates/<family>/<name>.tmpl) and
 // can be overridden file by file from a directory with the same layout.
 //
-// There is one family per provider kind, "gemini" and "openai", because the
-// models need different wording: the gemini adapter enforces the article
-// shape with responseJsonSchema, while OpenAI-compatible providers may only
-// offer json_object mode, which needs the word JSON in the prompt and
-// enforces no shape. Each family has two templates, article.tmpl and
-// health.tmpl, and each template defines a "system" and a "user" block.
+// Templates are named by their directory. There is one default per provider
+// family, "gemini" and "openai", because the models need different wording:
+// the gemini adapter enforces the article shape with responseJsonSchema,
+// while OpenAI-compatible providers may only offer json_object mode, which
+// needs the word JSON in the prompt and enforces no shape. A link may name
+// another template for its model (config `prompt:`): "llama" for a small
+// instruction model (Llama 3.3 70B), "gpt-oss" for a reasoning model
+// (gpt-oss-120b). A family template has article.tmpl and health.tmpl; a
+// named template needs article.tmpl and borrows its link's family health
+// prompt when it has no health.tmpl. Each file defines a "system" and a
+// "user" block.
 //
 // Versions: the first line of every template file is
 //
 //	{{/* version: article@1 */}}
 //
 // (health@N for health.tmpl). Rendered.Version is that version plus the
-// family, e.g. "article@1/gemini", and is recorded on every call. Editing a
-// template means bumping its number; Load refuses an override whose text
-// differs from the embedded file of the same version.
+// template name, e.g. "article@1/gemini" or "article@1/llama", and is
+// recorded on every call. Editing a template means bumping its number; Load
+// refuses an override whose text differs from the embedded file of the same
+// version. An override directory may also add templates of its own
+// (dir/<name>/article.tmpl).
 //
 // Article templates receive Vars (after defaults and sanitising) and may use
 // the functions join (strings.Join) and language (LanguageName). The
@@ -46,8 +53,12 @@ import (
 //go:embed templates
 var embedded embed.FS
 
-// Families are the prompt families, one per provider kind.
-var families = []string{"gemini", "openai"}
+// familyNames are the prompt families, one per provider kind; each is also
+// the name of that kind's default template.
+func familyNames() []string { return []string{"gemini", "openai"} }
+
+// nameRE is what a template name (its directory) looks like.
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,39}$`)
 
 // Template kinds; each is one file per family, <kind>.tmpl.
 const (
@@ -55,8 +66,8 @@ const (
 	kindHealth  = "health"
 )
 
-// Defaults applied by Set.Article to zero fields of Vars (the SPEC's config
-// defaults).
+// Defaults applied by Set.Article to zero fields of Vars (the config's
+// documented defaults).
 const (
 	DefaultLanguage        = "en"
 	DefaultTargetWords     = 1500
@@ -85,16 +96,18 @@ type Rendered struct {
 	Version string
 }
 
-// Set is a loaded, validated set of templates for every family. A Set is
-// immutable and safe for concurrent use.
+// Set is a loaded, validated set of templates: the family defaults and the
+// named ones. A Set is immutable and safe for concurrent use.
 type Set struct {
-	families map[string]*family
+	templates map[string]*family
 }
 
+// family is one template: its article template, the version of that, and
+// its health prompt (nil: its link's family's).
 type family struct {
 	article        *template.Template
 	articleVersion string
-	health         Rendered
+	health         *Rendered
 }
 
 // Default returns the embedded templates. It panics only if the embedded
@@ -119,19 +132,40 @@ func Load(dir string) (*Set, error) {
 
 // Families returns the known family names, sorted.
 func (s *Set) Families() []string {
-	out := make([]string, 0, len(s.families))
-	for name := range s.families {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
+	return familyNames()
 }
 
-// Article renders the article prompt of family for v.
+// Names returns every template name a link may give as `prompt:`, sorted:
+// the family defaults and the named templates.
+func (s *Set) Names() []string {
+	return slices.Sorted(maps.Keys(s.templates))
+}
+
+// Has reports whether name is a template of the set.
+func (s *Set) Has(name string) bool {
+	_, ok := s.templates[name]
+	return ok
+}
+
+// Article renders the article prompt of family for v: its default
+// template.
 func (s *Set) Article(family string, v Vars) (Rendered, error) {
-	f, ok := s.families[family]
-	if !ok {
+	if !slices.Contains(familyNames(), family) {
 		return Rendered{}, fmt.Errorf("article prompt: unknown prompt family %q (known: %s)", family, strings.Join(s.Families(), ", "))
+	}
+	return s.ArticleFor(family, family, v)
+}
+
+// ArticleFor renders the article prompt of the template a link names for v;
+// an empty name means the default of the link's family. An unknown name is
+// an error listing the known ones.
+func (s *Set) ArticleFor(name, family string, v Vars) (Rendered, error) {
+	if name == "" {
+		name = family
+	}
+	f, ok := s.templates[name]
+	if !ok {
+		return Rendered{}, fmt.Errorf("article prompt: unknown template %q (known: %s)", name, strings.Join(s.Names(), ", "))
 	}
 	v = v.normalized()
 	if v.Title == "" {
@@ -139,19 +173,29 @@ func (s *Set) Article(family string, v Vars) (Rendered, error) {
 	}
 	r, err := execute(f.article, v)
 	if err != nil {
-		return Rendered{}, fmt.Errorf("article prompt %s: %w", family, err)
+		return Rendered{}, fmt.Errorf("article prompt %s: %w", name, err)
 	}
-	r.Version = f.articleVersion + "/" + family
+	r.Version = f.articleVersion + "/" + name
 	return r, nil
 }
 
 // Health renders the health-check prompt of family. An unknown family gets
 // the openai family's prompt (the generic OpenAI-compatible wording).
 func (s *Set) Health(family string) Rendered {
-	if f, ok := s.families[family]; ok {
-		return f.health
+	return s.HealthFor("", family)
+}
+
+// HealthFor renders the health-check prompt of the template a link names: its
+// own health.tmpl when it has one, else its family's (an unknown family gets
+// the openai family's).
+func (s *Set) HealthFor(name, family string) Rendered {
+	if f, ok := s.templates[name]; ok && f.health != nil {
+		return *f.health
 	}
-	return s.families["openai"].health
+	if f, ok := s.templates[family]; ok && f.health != nil && slices.Contains(familyNames(), family) {
+		return *f.health
+	}
+	return *s.templates["openai"].health
 }
 
 // normalized applies the defaults and strips line breaks and control
@@ -208,95 +252,127 @@ var sampleVars = Vars{
 }
 
 func load(dir string) (*Set, error) {
-	overrides := map[string]string{} // "gemini/article.tmpl" → path
-	if dir != "" {
-		st, err := os.Stat(dir)
-		if err != nil {
-			return nil, fmt.Errorf("prompt dir: %w", err)
+	overrides, err := overrideFiles(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load prompts: %w", err)
+	}
+	names := map[string]bool{}
+	entries, err := embedded.ReadDir("templates")
+	if err != nil {
+		return nil, fmt.Errorf("load prompts: embedded templates: %w", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			names[e.Name()] = true
 		}
-		if !st.IsDir() {
-			return nil, fmt.Errorf("prompt dir %s: not a directory", dir)
-		}
-		known := map[string]bool{}
-		for _, fam := range families {
-			for _, kind := range []string{kindArticle, kindHealth} {
-				known[fam+"/"+kind+".tmpl"] = true
-			}
-		}
-		err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() || filepath.Ext(p) != ".tmpl" {
-				return nil
-			}
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
-			rel = filepath.ToSlash(rel)
-			if !known[rel] {
-				return fmt.Errorf("prompt file %s: unknown template (expected one of %s)", p, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
-			}
-			overrides[rel] = p
-			return nil
-		})
+	}
+	for rel := range overrides {
+		name, _, _ := strings.Cut(rel, "/")
+		names[name] = true
+	}
+	s := &Set{templates: map[string]*family{}}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		f, err := loadTemplate(name, overrides)
 		if err != nil {
 			return nil, fmt.Errorf("load prompts: %w", err)
 		}
-	}
-
-	s := &Set{families: map[string]*family{}}
-	for _, fam := range families {
-		f := &family{}
-		for _, kind := range []string{kindArticle, kindHealth} {
-			rel := fam + "/" + kind + ".tmpl"
-			base, err := embedded.ReadFile("templates/" + rel)
-			if err != nil {
-				return nil, fmt.Errorf("load prompts: embedded %s: %w", rel, err)
-			}
-			name, text := "embedded prompts/templates/"+rel, base
-			if p, ok := overrides[rel]; ok {
-				if text, err = os.ReadFile(p); err != nil {
-					return nil, fmt.Errorf("load prompts: %w", err)
-				}
-				text = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n"))
-				name = p
-			}
-			t, version, err := parse(name, kind, text)
-			if err != nil {
-				return nil, fmt.Errorf("load prompts: %w", err)
-			}
-			if name != "embedded prompts/templates/"+rel {
-				_, baseVersion, err := parse("embedded "+rel, kind, base)
-				if err != nil {
-					return nil, fmt.Errorf("load prompts: %w", err)
-				}
-				if version == baseVersion && normalize(text) != normalize(base) {
-					return nil, fmt.Errorf("load prompts: %s: text differs from the built-in template but its version is still %s; bump the number in the first line", name, version)
-				}
-			}
-			switch kind {
-			case kindArticle:
-				if err := checkArticle(name, t); err != nil {
-					return nil, fmt.Errorf("load prompts: %w", err)
-				}
-				f.article, f.articleVersion = t, version
-			case kindHealth:
-				r, err := execute(t, nil)
-				if err != nil {
-					return nil, fmt.Errorf("load prompts: %s: %w", name, err)
-				}
-				if !hasLinePrefix(r.User, "Health check:") || !strings.Contains(r.User, `{"ok":true}`) {
-					return nil, fmt.Errorf(`load prompts: %s: user prompt needs a line starting "Health check:" asking for {"ok":true}`, name)
-				}
-				r.Version = version + "/" + fam
-				f.health = r
-			}
-		}
-		s.families[fam] = f
+		s.templates[name] = f
 	}
 	return s, nil
+}
+
+// overrideFiles finds the template files of an override directory by their
+// path below it ("gemini/article.tmpl" → its path); nil for dir "".
+func overrideFiles(dir string) (map[string]string, error) {
+	overrides := map[string]string{}
+	if dir == "" {
+		return overrides, nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("prompt dir: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("prompt dir %s: not a directory", dir)
+	}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || filepath.Ext(p) != ".tmpl" {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		name, file, ok := strings.Cut(rel, "/")
+		if !ok || strings.Contains(file, "/") || !nameRE.MatchString(name) || file != kindArticle+".tmpl" && file != kindHealth+".tmpl" {
+			return fmt.Errorf("prompt file %s: unknown template (expected <name>/article.tmpl or <name>/health.tmpl, name of lower-case letters, digits, '.', '_', '-')", p)
+		}
+		overrides[rel] = p
+		return nil
+	})
+	return overrides, err
+}
+
+// loadTemplate loads and checks the article and health files of one
+// template, each from the override directory when it has one, else
+// embedded.
+func loadTemplate(name string, overrides map[string]string) (*family, error) {
+	f := &family{}
+	isFamily := slices.Contains(familyNames(), name)
+	for _, kind := range []string{kindArticle, kindHealth} {
+		rel := name + "/" + kind + ".tmpl"
+		base, baseErr := embedded.ReadFile("templates/" + rel)
+		p, overridden := overrides[rel]
+		if baseErr != nil && !overridden {
+			if kind == kindHealth && !isFamily {
+				continue // a named template may borrow its family's health prompt
+			}
+			return nil, fmt.Errorf("template %s: no %s.tmpl", name, kind)
+		}
+		src, text := "embedded prompts/templates/"+rel, base
+		if overridden {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			src, text = p, bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+		}
+		t, version, err := parse(src, kind, text)
+		if err != nil {
+			return nil, err
+		}
+		if overridden && baseErr == nil {
+			_, baseVersion, err := parse("embedded "+rel, kind, base)
+			if err != nil {
+				return nil, err
+			}
+			if version == baseVersion && normalize(text) != normalize(base) {
+				return nil, fmt.Errorf("%s: text differs from the built-in template but its version is still %s; bump the number in the first line", src, version)
+			}
+		}
+		switch kind {
+		case kindArticle:
+			if err := checkArticle(src, t); err != nil {
+				return nil, err
+			}
+			f.article, f.articleVersion = t, version
+		case kindHealth:
+			r, err := execute(t, nil)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", src, err)
+			}
+			if !hasLinePrefix(r.User, "Health check:") || !strings.Contains(r.User, `{"ok":true}`) {
+				return nil, fmt.Errorf(`%s: user prompt needs a line starting "Health check:" asking for {"ok":true}`, src)
+			}
+			r.Version = version + "/" + name
+			f.health = &r
+		}
+	}
+	return f, nil
 }
 
 // parse checks the version line and parses a template file that must define
@@ -381,51 +457,4 @@ func hasLinePrefix(text, prefix string) bool {
 // trailing blank space).
 func normalize(b []byte) string {
 	return strings.TrimSpace(strings.ReplaceAll(string(b), "\r\n", "\n"))
-}
-
-// languages maps ISO 639-1 codes to English names (with the native name
-// where it differs in script or spelling).
-var languages = map[string]string{
-	"ar": "Arabic (العربية)",
-	"bg": "Bulgarian (Български)",
-	"cs": "Czech (Čeština)",
-	"da": "Danish (Dansk)",
-	"de": "German (Deutsch)",
-	"el": "Greek (Ελληνικά)",
-	"en": "English",
-	"es": "Spanish (Español)",
-	"fa": "Persian (فارسی)",
-	"fi": "Finnish (Suomi)",
-	"fr": "French (Français)",
-	"he": "Hebrew (עברית)",
-	"hi": "Hindi (हिन्दी)",
-	"hu": "Hungarian (Magyar)",
-	"id": "Indonesian (Bahasa Indonesia)",
-	"it": "Italian (Italiano)",
-	"ja": "Japanese (日本語)",
-	"ko": "Korean (한국어)",
-	"nl": "Dutch (Nederlands)",
-	"no": "Norwegian (Norsk)",
-	"pl": "Polish (Polski)",
-	"pt": "Portuguese (Português)",
-	"ro": "Romanian (Română)",
-	"ru": "Russian (Русский)",
-	"sv": "Swedish (Svenska)",
-	"th": "Thai (ไทย)",
-	"tr": "Turkish (Türkçe)",
-	"uk": "Ukrainian (Українська)",
-	"vi": "Vietnamese (Tiếng Việt)",
-	"zh": "Chinese (中文)",
-}
-
-// LanguageName returns the English name of a language code, with its native
-// name in parentheses ("tr" → "Turkish (Türkçe)"). Region suffixes are
-// ignored ("pt-BR" → Portuguese); an unknown code is returned as given.
-func LanguageName(code string) string {
-	base, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(code)), "-")
-	base, _, _ = strings.Cut(base, "_")
-	if name, ok := languages[base]; ok {
-		return name
-	}
-	return code
 }

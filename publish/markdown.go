@@ -45,6 +45,15 @@ import (
 // keeps two runs from publishing at once.
 type Markdown struct {
 	Dir string
+	// Step, when set, is called at each durable step of a delivery (temp
+	// file synced, renamed): the crash tests kill the process there.
+	Step func(step string)
+}
+
+func (m *Markdown) step(name string) {
+	if m.Step != nil {
+		m.Step(name)
+	}
 }
 
 var _ chain.Publisher = (*Markdown)(nil)
@@ -77,29 +86,61 @@ func (m *Markdown) Exists(ctx context.Context, a chain.Article) (bool, error) {
 	return ok, nil
 }
 
-// Publish writes the article and returns its path. When the job's file is
-// already there it returns its path without rewriting it. No temporary file
-// is left behind on error.
+// Publish writes the article and returns its path: Prepare, then Deliver.
+// When the job's file is already there it returns its path without
+// rewriting it. No temporary file is left behind on error.
 func (m *Markdown) Publish(ctx context.Context, a chain.Article) (string, error) {
+	d, err := m.Prepare(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	return m.Deliver(ctx, d)
+}
+
+// Prepare renders a (Document) and chooses its path (Location).
+func (m *Markdown) Prepare(ctx context.Context, a chain.Article) (chain.Delivery, error) {
 	if a.JobID == "" {
-		return "", errors.New("publish markdown: article has no job id")
+		return chain.Delivery{}, errors.New("publish markdown: article has no job id")
 	}
 	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("publish markdown %s: %w", a.JobID, err)
+		return chain.Delivery{}, fmt.Errorf("publish markdown %s: %w", a.JobID, err)
 	}
 	markdownMu.Lock()
 	defer markdownMu.Unlock()
-	path, ok, err := m.resolve(a)
+	path, _, err := m.resolve(a)
 	if err != nil {
-		return "", fmt.Errorf("publish markdown %s: %w", a.JobID, err)
+		return chain.Delivery{}, fmt.Errorf("publish markdown %s: %w", a.JobID, err)
 	}
-	if ok {
-		return path, nil
+	return chain.Delivery{JobID: a.JobID, Location: path, Body: Document(a)}, nil
+}
+
+// Deliver writes d.Body to exactly d.Location, atomically, and returns the
+// path. A file already there that carries d's job id is d's own earlier
+// delivery and is left as it is; a file of another job (or without a job
+// id) is never overwritten: that is an error.
+func (m *Markdown) Deliver(ctx context.Context, d chain.Delivery) (string, error) {
+	if d.JobID == "" || d.Location == "" {
+		return "", errors.New("publish markdown: delivery has no job id or location")
 	}
-	if err := writeAtomic(path, Document(a)); err != nil {
-		return "", fmt.Errorf("publish markdown %s: %w", a.JobID, err)
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("publish markdown %s: %w", d.JobID, err)
 	}
-	return path, nil
+	markdownMu.Lock()
+	defer markdownMu.Unlock()
+	owner, taken, err := fileJobID(d.Location)
+	if err != nil {
+		return "", fmt.Errorf("publish markdown %s: %w", d.JobID, err)
+	}
+	if taken {
+		if owner == d.JobID {
+			return d.Location, nil
+		}
+		return "", fmt.Errorf("publish markdown %s: %s already holds another article (job %q); move it away, then rerun", d.JobID, d.Location, owner)
+	}
+	if err := writeAtomic(d.Location, d.Body, m.step); err != nil {
+		return "", fmt.Errorf("publish markdown %s: %w", d.JobID, err)
+	}
+	return d.Location, nil
 }
 
 // resolve finds where a goes: the plain path when it is free or already
@@ -312,7 +353,7 @@ func yamlQuote(s string) string {
 // writeAtomic writes data to path through a temporary file in the same
 // directory: write, fsync, chmod 0644, rename, fsync the directory. The
 // temporary file is removed on every error.
-func writeAtomic(path string, data []byte) (err error) {
+func writeAtomic(path string, data []byte, step func(string)) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create dir: %w", err)
@@ -352,13 +393,19 @@ func writeAtomic(path string, data []byte) (err error) {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp, err)
 	}
+	step("markdown: temp file synced")
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename to %s: %w", path, err)
 	}
-	if err := syncDir(dir); err != nil {
-		// The file is in place; a retry will find it by its job_id.
-		return fmt.Errorf("sync dir %s: %w", dir, err)
+	step("markdown: renamed")
+	// The slot directory may be new: its own entry must be durable too.
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := syncDir(d); err != nil {
+			// The file is in place; a retry will find it by its job_id.
+			return fmt.Errorf("sync dir %s: %w", d, err)
+		}
 	}
+	step("markdown: directories synced")
 	return nil
 }
 

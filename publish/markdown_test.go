@@ -335,7 +335,7 @@ func TestWriteAtomicErrorLeavesNoTempFile(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(target, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeAtomic(target, []byte("data")); err == nil {
+	if err := writeAtomic(target, []byte("data"), func(string) {}); err == nil {
 		t.Fatal("writeAtomic onto a directory succeeded")
 	}
 	entries, err := os.ReadDir(filepath.Dir(target))

@@ -45,6 +45,16 @@ type Webhook struct {
 	URL    string
 	Secret []byte
 	Client *http.Client
+	// Step, when set, is called at each step of a delivery that the
+	// receiver may see (about to send, answered): the crash tests kill the
+	// process there.
+	Step func(step string)
+}
+
+func (w *Webhook) step(name string) {
+	if w.Step != nil {
+		w.Step(name)
+	}
 }
 
 var _ chain.Publisher = (*Webhook)(nil)
@@ -120,42 +130,65 @@ func (w *Webhook) Exists(ctx context.Context, a chain.Article) (bool, error) {
 	return false, nil
 }
 
-// Publish POSTs the article and returns Location on a 2xx or 409 answer.
+// Publish POSTs the article and returns Location on a 2xx or 409 answer:
+// Prepare, then Deliver.
 func (w *Webhook) Publish(ctx context.Context, a chain.Article) (string, error) {
-	if a.JobID == "" {
-		return "", errors.New("publish webhook: article has no job id")
+	d, err := w.Prepare(ctx, a)
+	if err != nil {
+		return "", err
 	}
-	u, err := url.Parse(w.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("publish webhook %s: url must be an absolute http(s) url", a.JobID)
+	return w.Deliver(ctx, d)
+}
+
+// Prepare encodes a as the request body (the same Article always gives the
+// same bytes); the location is Location(a).
+func (w *Webhook) Prepare(_ context.Context, a chain.Article) (chain.Delivery, error) {
+	if a.JobID == "" {
+		return chain.Delivery{}, errors.New("publish webhook: article has no job id")
 	}
 	body, err := payloadBytes(a)
 	if err != nil {
-		return "", fmt.Errorf("publish webhook %s: encode body: %w", a.JobID, err)
+		return chain.Delivery{}, fmt.Errorf("publish webhook %s: encode body: %w", a.JobID, err)
 	}
+	return chain.Delivery{JobID: a.JobID, Location: w.Location(a), Body: body}, nil
+}
+
+// Deliver POSTs d.Body with Idempotency-Key d.JobID (and its signature) and
+// returns d.Location on a 2xx or 409 answer.
+func (w *Webhook) Deliver(ctx context.Context, d chain.Delivery) (string, error) {
+	if d.JobID == "" {
+		return "", errors.New("publish webhook: delivery has no job id")
+	}
+	u, err := url.Parse(w.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("publish webhook %s: url must be an absolute http(s) url", d.JobID)
+	}
+	body := d.Body
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
-		return "", fmt.Errorf("publish webhook %s: build request: %w", a.JobID, err)
+		return "", fmt.Errorf("publish webhook %s: build request: %w", d.JobID, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", a.JobID)
+	req.Header.Set("Idempotency-Key", d.JobID)
 	req.Header.Set("User-Agent", "contentpipe")
 	if len(w.Secret) > 0 {
 		req.Header.Set("X-Signature", Sign(w.Secret, body))
 	}
+	w.step("webhook: sending")
 	resp, err := w.client().Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // drop the full URL (it may carry a token in its query)
 		}
-		return "", fmt.Errorf("publish webhook %s: post to %s: %w", a.JobID, safeURL(u), err)
+		return "", fmt.Errorf("publish webhook %s: post to %s: %w", d.JobID, safeURL(u), err)
 	}
 	defer resp.Body.Close()
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, responseQuoteLimit))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, responseReadLimit))
+	w.step("webhook: answered")
 	if resp.StatusCode/100 == 2 || resp.StatusCode == http.StatusConflict {
-		return w.Location(a), nil
+		return d.Location, nil
 	}
 	se := &StatusError{StatusCode: resp.StatusCode, Body: w.quote(head)}
 	if l := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && l != "" {
@@ -163,7 +196,7 @@ func (w *Webhook) Publish(ctx context.Context, a chain.Article) (string, error) 
 			se.Location = w.quote([]byte(safeURL(loc)))
 		}
 	}
-	return "", fmt.Errorf("publish webhook %s: %w", a.JobID, se)
+	return "", fmt.Errorf("publish webhook %s: %w", d.JobID, se)
 }
 
 // client is Client (or a 30 s client) made to refuse every redirect: the

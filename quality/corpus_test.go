@@ -68,7 +68,7 @@ func readSchema(t testing.TB) []byte {
 }
 
 // kindCheck is the check each defect kind must trip.
-var kindCheck = map[string]string{
+var kindCheck = map[string]CheckName{
 	"schema":        "schema",
 	"parse":         "parse",
 	"words":         "words",
@@ -169,7 +169,7 @@ func TestCorpusPrecisionRecall(t *testing.T) {
 	}
 }
 
-func hasCheck(r Result, name string) bool {
+func hasCheck(r Result, name CheckName) bool {
 	for _, c := range r.Checks {
 		if c.Name == name {
 			return true

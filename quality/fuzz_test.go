@@ -69,17 +69,32 @@ func FuzzExtract(f *testing.F) {
 	})
 }
 
-// BenchmarkEvaluate scores a 1,500-word English article.
-func BenchmarkEvaluate(b *testing.B) {
-	g := corpusGate(b)
+// benchArticle is a good English article of at least 1,500 words.
+func benchArticle(b *testing.B) (string, int) {
 	a := baseArticle(b, "good_en_compost.json")
 	extra := baseArticle(b, "good_en_cycling.json").Sections
 	for i := 0; bodyWords(&a) < 1500; i++ {
 		a.Sections = append(a.Sections, extra[i])
 	}
-	text := a.json(b)
-	words := bodyWords(&a)
-	spec := Spec{Language: "en", TargetWords: 1500}
+	return a.json(b), bodyWords(&a)
+}
+
+// BenchmarkEvaluate scores a 1,500-word English article, the language check
+// included.
+func BenchmarkEvaluate(b *testing.B) {
+	benchEvaluate(b, "en")
+}
+
+// BenchmarkEvaluateNoLanguage is BenchmarkEvaluate without the language
+// check: the difference is the language identifier's share.
+func BenchmarkEvaluateNoLanguage(b *testing.B) {
+	benchEvaluate(b, "")
+}
+
+func benchEvaluate(b *testing.B, lang string) {
+	g := corpusGate(b)
+	text, words := benchArticle(b)
+	spec := Spec{Language: lang, TargetWords: 1500}
 	if r := g.Evaluate(text, spec); !r.Pass {
 		b.Fatalf("benchmark article fails: %s", r.Reasons())
 	}
@@ -90,4 +105,20 @@ func BenchmarkEvaluate(b *testing.B) {
 		g.Evaluate(text, spec)
 	}
 	b.ReportMetric(float64(words), "words")
+}
+
+// BenchmarkLanguage is the language check alone on the same article.
+func BenchmarkLanguage(b *testing.B) {
+	text, _ := benchArticle(b)
+	r := corpusGate(b).Evaluate(text, Spec{})
+	an := new(analysis)
+	an.analyze(r.Article)
+	id := newLangID()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if f := id.checkLanguage(r.Article, an.bodies, English); len(f.wrong) > 0 {
+			b.Fatal(f.wrong)
+		}
+	}
 }

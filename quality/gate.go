@@ -19,14 +19,14 @@ import (
 // field selects its documented default.
 type Settings struct {
 	Threshold       float64  // pass mark 0..100; 0 means 70
-	MinSections     int      // sections required; 0 means 5 (never fewer than 3 are accepted)
+	MinSections     int      // sections required, fewer reject outright; 0 means 5
 	MinSectionWords int      // words per section; 0 means 200
 	ExtraPhrases    []string // more banned phrases (banned_phrases_file), rejected outright like meta phrases
 }
 
 // Spec is what one job asked for.
 type Spec struct {
-	Language    string // "en", "tr", …; "" or a language without a detector: not checked
+	Language    string // "en", "pt-BR", …; "" or a language LanguageSupported refuses: not checked
 	TargetWords int    // 0: the words check is skipped
 	Truncated   bool   // the provider said the answer hit its length limit
 }
@@ -45,14 +45,14 @@ type Section struct {
 
 // Check is one check that cost the candidate points.
 type Check struct {
-	Name    string  // check name: schema, parse, meta, words, sections, short_sections, headings, duplicates, language, truncated, placeholder, repetition
-	Penalty float64 // points taken off (100 for an outright rejection)
-	Detail  string  // what was found, for humans
+	Name    CheckName // which check
+	Penalty float64   // points taken off (100 for an outright rejection)
+	Detail  string    // what was found, for humans
 }
 
 // String formats the check as `words -20 (640 of 1200 target)`.
 func (c Check) String() string {
-	s := c.Name + " -" + strconv.FormatFloat(c.Penalty, 'f', -1, 64)
+	s := string(c.Name) + " -" + strconv.FormatFloat(c.Penalty, 'f', -1, 64)
 	if c.Detail != "" {
 		s += " (" + c.Detail + ")"
 	}
@@ -63,7 +63,7 @@ func (c Check) String() string {
 type Result struct {
 	Score    float64  // 0..100
 	Pass     bool     // !Outright && Score >= Threshold
-	Outright bool     // rejected regardless of score: unparseable, schema failure, meta or banned phrase
+	Outright bool     // rejected regardless of score: unparseable, schema failure, meta or banned phrase, fewer sections than MinSections
 	Checks   []Check  // only the checks that cost points, in a fixed order
 	Article  *Article // the parsed article; nil when unparseable
 	Words    int      // words in the section bodies
@@ -85,6 +85,7 @@ type Gate struct {
 	s      Settings
 	extra  []phrase
 	fast   bool // schema is articleSchema: articleDocValid may answer first
+	lang   langID
 }
 
 // NewGate compiles the article schema (draft-07 JSON, see
@@ -110,7 +111,7 @@ func NewGate(schemaJSON []byte, s Settings) (*Gate, error) {
 	if s.MinSectionWords <= 0 {
 		s.MinSectionWords = 200
 	}
-	g := &Gate{schema: sc, s: s, fast: isArticleSchema(schemaJSON)}
+	g := &Gate{schema: sc, s: s, fast: isArticleSchema(schemaJSON), lang: newLangID()}
 	for _, p := range s.ExtraPhrases {
 		if ph, ok := compilePhrase(p); ok {
 			g.extra = append(g.extra, ph)
@@ -126,8 +127,6 @@ func (g *Gate) Settings() Settings { return g.s }
 const (
 	outrightPenalty   = 100
 	wordsMaxPenalty   = 60
-	fewSectionsPen    = 50 // fewer than 3 sections
-	missingSectionPen = 12 // per section below MinSections
 	shortSectionBase  = 4  // per short section ...
 	shortSectionScale = 16 // ... plus this times its shortfall share
 	shortSectionsMax  = 48
@@ -149,7 +148,7 @@ func (g *Gate) Evaluate(text string, spec Spec) Result {
 	var res Result
 	x := extract(text)
 	if x.err != nil {
-		return g.finish(res, Check{"parse", outrightPenalty, x.err.Error()}, true)
+		return g.finish(res, Check{CheckParse, outrightPenalty, x.err.Error()}, true)
 	}
 	docs := [][]byte{x.raw}
 	if x.raw == nil {
@@ -191,7 +190,7 @@ func (g *Gate) Evaluate(text string, spec Spec) Result {
 		if res.Article != nil {
 			res.Words = bodyWords(res.Article)
 		}
-		return g.finish(res, Check{"schema", outrightPenalty, clip(schemaE, 200)}, true)
+		return g.finish(res, Check{CheckSchema, outrightPenalty, clip(schemaE, 200)}, true)
 	}
 	res.Article = art
 	return g.score(res, spec, x.raw == nil)
@@ -248,166 +247,6 @@ func (g *Gate) verdict(res Result) Result {
 	}
 	res.Pass = !res.Outright && res.Score >= g.s.Threshold
 	return res
-}
-
-// score runs every check on a schema-valid article and sets res.Words.
-func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
-	a := res.Article
-	an := analysisPool.Get().(*analysis)
-	defer func() {
-		an.text, an.fields = "", an.fields[:0] // drop references to this article
-		analysisPool.Put(an)
-	}()
-	an.analyze(a)
-	res.Words = 0
-	for _, b := range an.bodies {
-		res.Words += b.count
-	}
-	add := func(name string, pen float64, detail string) {
-		if pen > 0 {
-			res.Checks = append(res.Checks, Check{Name: name, Penalty: math.Round(pen*10) / 10, Detail: detail})
-		}
-	}
-	fields := an.fields
-	lastBody := ""
-	lastMeta := ""
-	if n := len(a.Sections); n > 0 {
-		lastBody = a.Sections[n-1].Body
-		lastMeta = fields[len(fields)-1].meta
-	} else {
-		lastMeta = tokenize(stripQuotes(lastBody))
-	}
-
-	// Meta phrases: outright.
-	if hit, ok := g.findMeta(fields, lastMeta, an); ok {
-		res.Outright = true
-		add("meta", outrightPenalty, fmt.Sprintf("%q in %s: %q", hit.name, hit.where, strings.TrimSpace(hit.excerpt)))
-	}
-
-	// Words vs 80 % of the target.
-	if spec.TargetWords > 0 {
-		floor := 0.8 * float64(spec.TargetWords)
-		if w := float64(res.Words); w < floor {
-			pen := math.Min(wordsMaxPenalty, 100*(1-w/floor))
-			add("words", pen, strconv.Itoa(res.Words)+" of "+strconv.Itoa(spec.TargetWords)+" target")
-		}
-	}
-
-	// Sections.
-	n := len(a.Sections)
-	switch {
-	case n < 3:
-		add("sections", fewSectionsPen, strconv.Itoa(n)+" sections, need at least 3")
-	case n < g.s.MinSections:
-		add("sections", float64(missingSectionPen*(g.s.MinSections-n)), strconv.Itoa(n)+" of "+strconv.Itoa(g.s.MinSections)+" sections")
-	}
-
-	// Short sections.
-	var short []string
-	shortPen := 0.0
-	for i, b := range an.bodies {
-		if w := b.count; w < g.s.MinSectionWords {
-			shortPen += shortSectionBase + shortSectionScale*(1-float64(w)/float64(g.s.MinSectionWords))
-			short = append(short, "#"+strconv.Itoa(i+1)+" "+strconv.Itoa(w))
-		}
-	}
-	if len(short) > 0 {
-		add("short_sections", math.Min(shortSectionsMax, shortPen),
-			strconv.Itoa(len(short))+" under "+strconv.Itoa(g.s.MinSectionWords)+" words: "+strings.Join(short, ", "))
-	}
-
-	// Headings repeated.
-	seen := map[string]int{}
-	var dupH []string
-	for i := range a.Sections {
-		k := headingKey(fields[1+2*i].tokens)
-		if k == "" {
-			continue
-		}
-		if j, ok := seen[k]; ok {
-			dupH = append(dupH, "#"+strconv.Itoa(i+1)+" = #"+strconv.Itoa(j))
-			continue
-		}
-		seen[k] = i + 1
-	}
-	if len(dupH) > 0 {
-		add("headings", math.Min(dupHeadingMax, float64(dupHeadingPen*len(dupH))), "repeated heading "+strings.Join(dupH, ", "))
-	}
-
-	// Duplicated and near-duplicated paragraphs.
-	if d := an.duplicates(a.Sections); len(d) > 0 {
-		parts := make([]string, 0, 3)
-		for i, f := range d {
-			if i == 3 {
-				parts = append(parts, "and "+strconv.Itoa(len(d)-3)+" more")
-				break
-			}
-			parts = append(parts, f.String())
-		}
-		add("duplicates", math.Min(dupParagraphMax, float64(dupParagraphPen*len(d))), strings.Join(parts, "; "))
-	}
-
-	// Language.
-	if lang := normLang(spec.Language); lang != "" {
-		var wrong []string
-		judged := 0
-		var words, en, tr, letters, special int
-		for i, b := range an.bodies {
-			nw := b.to - b.from
-			words, en, tr, letters, special = words+nw, en+b.en, tr+b.tr, letters+b.letters, special+b.special
-			if m, ok := judgeLang(signal(nw, b.en, b.tr, b.letters, b.special), lang); ok {
-				judged++
-				if !m {
-					wrong = append(wrong, "#"+strconv.Itoa(i+1))
-				}
-			}
-		}
-		m, ok := judgeLang(signal(words, en, tr, letters, special), lang)
-		switch {
-		case ok && !m || judged > 0 && len(wrong) == judged:
-			add("language", wrongLangPen, "article is not in "+strconv.Quote(lang))
-		case len(wrong) > 0:
-			add("language", math.Min(wrongLangPen, float64(wrongLangSecPen*len(wrong))),
-				"sections not in "+strconv.Quote(lang)+": "+strings.Join(wrong, ", "))
-		}
-	}
-
-	// Truncation.
-	var tr []string
-	trPen := 0.0
-	if spec.Truncated {
-		tr, trPen = append(tr, "provider reported truncation"), truncFlagPen
-	}
-	if recovered {
-		tr, trPen = append(tr, "unbalanced JSON recovered"), truncFlagPen
-	}
-	if tail, cut := endsMidSentence(lastBody); cut {
-		tr = append(tr, "ends mid-sentence: "+strconv.Quote(tail))
-		trPen = math.Max(trPen, truncTextPen)
-	}
-	if len(tr) > 0 {
-		add("truncated", trPen, strings.Join(tr, "; "))
-	}
-
-	// Placeholders.
-	var ph []string
-	for _, f := range fields {
-		if p, ok := fieldPlaceholder(f); ok {
-			ph = append(ph, strconv.Quote(p)+" in "+f.where())
-			if len(ph) == 3 {
-				break
-			}
-		}
-	}
-	if len(ph) > 0 {
-		add("placeholder", placeholderPen, strings.Join(ph, "; "))
-	}
-
-	// Degenerate repetition over the whole body text.
-	if d, ok := an.repetition(); ok {
-		add("repetition", repetitionPen, d)
-	}
-	return g.verdict(res)
 }
 
 // headingKey is a heading's words joined by spaces (strings.Join(words(h),
@@ -482,15 +321,30 @@ var (
 	placeholderBracket = regexp.MustCompile(`\[(?:insert|placeholder|your |add |buraya|ekle |kendi )[^\]\n]{0,60}|\[(?:topic|keyword|keywords|anahtar kelime|company name|product name|brand name|sirket adi|urun adi|marka adi|link|url|image|gorsel|resim|source|kaynak|citation|number|sayi|tarih|date|name|isim|yazar|konu|baslik|title|x)\]`)
 	placeholderAngle   = regexp.MustCompile(`<(?:topic|keyword|keywords|title|konu|baslik|anahtar kelime|company|company name|product|product name|brand|name|placeholder|insert[^>\n]{0,40}|your [^>\n]{0,40})>`)
 	placeholderParen   = regexp.MustCompile(`\((?:buraya|insert|add) [^)\n]{0,60}\)`)
-	placeholderBrace   = regexp.MustCompile(`\{\{|\}\}|\{(?:topic|keyword|title|konu|baslik|name|product)\}`)
+	placeholderBrace   = regexp.MustCompile(`\{\{ ?[a-z_][a-z0-9_.]{0,40} ?\}\}|\{(?:topic|keyword|title|konu|baslik|name|product)\}`)
 	placeholderRaw     = regexp.MustCompile(`\b(?:TODO|FIXME|XXX+|PLACEHOLDER)\b`)
 )
 
-// placeholder finds template leftovers in s.
+// quotedAt reports whether s[i:j] stands between quotation marks or
+// backticks: a writer mentioning the word ('TODO'), not a leftover.
+func quotedAt(s string, i, j int) bool {
+	if i == 0 || j >= len(s) {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(s[:i])
+	after, _ := utf8.DecodeRuneInString(s[j:])
+	return strings.ContainsRune("'\"`‘’“”«»„", before) && strings.ContainsRune("'\"`‘’“”«»„", after)
+}
+
+// placeholder finds template leftovers in s: bracketed instructions,
+// template variables ({{url}}, not LaTeX braces), lorem ipsum, and TODO-style
+// markers that are not quoted.
 func placeholder(s string) (string, bool) {
 	if strings.Contains(s, "TODO") || strings.Contains(s, "FIXME") || strings.Contains(s, "XXX") || strings.Contains(s, "PLACEHOLDER") {
-		if loc := placeholderRaw.FindStringIndex(s); loc != nil {
-			return s[loc[0]:loc[1]], true
+		for _, loc := range placeholderRaw.FindAllStringIndex(s, 8) {
+			if !quotedAt(s, loc[0], loc[1]) {
+				return s[loc[0]:loc[1]], true
+			}
 		}
 	}
 	f := fold(s)
@@ -500,7 +354,7 @@ func placeholder(s string) (string, bool) {
 	for _, p := range []struct {
 		trigger string
 		re      *regexp.Regexp
-	}{{"[", placeholderBracket}, {"<", placeholderAngle}, {"(", placeholderParen}, {"{", placeholderBrace}, {"}}", placeholderBrace}} {
+	}{{"[", placeholderBracket}, {"<", placeholderAngle}, {"(", placeholderParen}, {"{", placeholderBrace}} {
 		if !strings.Contains(f, p.trigger) {
 			continue
 		}

@@ -50,7 +50,7 @@ func newTestGate(t testing.TB, s Settings) *Gate {
 	return g
 }
 
-func checkNamed(r Result, name string) (Check, bool) {
+func checkNamed(r Result, name CheckName) (Check, bool) {
 	for _, c := range r.Checks {
 		if c.Name == name {
 			return c, true
@@ -79,8 +79,8 @@ func TestChecks(t *testing.T) {
 		base     Article
 		mutate   func(a *Article)
 		spec     Spec
-		check    string  // the check that must appear ("" = no check at all)
-		penalty  float64 // its penalty, when not NaN
+		check    CheckName // the check that must appear ("" = no check at all)
+		penalty  float64   // its penalty, when not NaN
 		pass     bool
 		outright bool
 	}
@@ -90,10 +90,11 @@ func TestChecks(t *testing.T) {
 		{name: "good tr", base: tr, spec: Spec{Language: "tr", TargetWords: 1500}, pass: true, penalty: nan},
 		{name: "words proportional", base: en, spec: Spec{TargetWords: 3000}, check: "words", penalty: nan, pass: false},
 		{name: "words at 80 % is enough", base: en, spec: Spec{TargetWords: 1400}, pass: true, penalty: nan},
-		{name: "four of five sections", base: en, mutate: func(a *Article) { a.Sections = a.Sections[:4] },
-			check: "sections", penalty: 12, pass: true},
+		{name: "four of five sections: the floor rejects outright", base: en, mutate: func(a *Article) { a.Sections = a.Sections[:4] },
+			check: "sections", penalty: 100, pass: false, outright: true},
 		{name: "two sections", base: en, mutate: func(a *Article) { a.Sections = a.Sections[:2] },
-			check: "sections", penalty: 50, pass: false},
+			check: "sections", penalty: 100, pass: false, outright: true},
+		{name: "exactly five sections", base: en, mutate: func(a *Article) { a.Sections = a.Sections[:5] }, pass: true, penalty: nan},
 		{name: "one short section", base: en, mutate: func(a *Article) { a.Sections[2].Body = firstWords(a.Sections[2].Body, 100) },
 			check: "short_sections", penalty: 12, pass: true},
 		{name: "repeated heading", base: en, mutate: func(a *Article) { a.Sections[3].H2 = strings.ToUpper(a.Sections[1].H2) + "!" },
@@ -117,7 +118,9 @@ func TestChecks(t *testing.T) {
 		{name: "Turkish article asked in English", base: tr, spec: Spec{Language: "en-US"}, check: "language", penalty: 70, pass: false},
 		{name: "one Turkish section in English", base: en, mutate: func(a *Article) { a.Sections[2] = tr.Sections[2] },
 			spec: Spec{Language: "en"}, check: "language", penalty: 35, pass: false},
-		{name: "unknown language is not checked", base: tr, spec: Spec{Language: "de"}, pass: true, penalty: nan},
+		{name: "Turkish article asked in German", base: tr, spec: Spec{Language: "de"}, check: "language", penalty: 70, pass: false},
+		{name: "Turkish article asked in pt-BR", base: tr, spec: Spec{Language: "pt-BR"}, check: "language", penalty: 70, pass: false},
+		{name: "unsupported language is not checked", base: tr, spec: Spec{Language: "sw"}, pass: true, penalty: nan},
 		{name: "provider truncation", base: en, spec: Spec{Truncated: true}, check: "truncated", penalty: 50, pass: false},
 		{name: "ends mid-sentence", base: en, mutate: func(a *Article) {
 			n := len(a.Sections) - 1
@@ -442,22 +445,24 @@ func TestLanguageDetection(t *testing.T) {
 		"schnelle Antworten und zufriedene Kunden, doch die Wirklichkeit sieht oft anders aus. Bevor ein Unternehmen " +
 		"sich entscheidet, sollte es die häufigsten Fragen seiner Kunden sammeln und prüfen, ob der Bot diese Fragen " +
 		"zuverlässig beantworten kann. Dabei helfen echte Gespräche aus den letzten Monaten mehr als erfundene Beispiele."
-	asciiTR := fold(tr) // Turkish typed without its letters is still Turkish
+	id := newLangID()
 	cases := []struct {
-		text, lang string
-		match, ok  bool
+		text string
+		want Language
+		in   bool
 	}{
-		{en, "en", true, true}, {en, "tr", false, true},
-		{tr, "tr", true, true}, {tr, "en", false, true},
-		{asciiTR, "tr", true, true}, {asciiTR, "en", false, true},
-		{de, "en", false, true}, {de, "tr", false, true},
-		{en, "fr", true, false}, {"Too short to judge.", "en", true, false},
+		{en, English, true}, {en, Turkish, false},
+		{tr, Turkish, true}, {tr, English, false},
+		{de, German, true}, {de, English, false}, {de, Dutch, false},
+		{strings.Repeat("1 2 3 4 5 6 7 8 9 10 11 12 ", 20), English, true}, // nothing to judge
 	}
 	for _, c := range cases {
-		m, ok := langMatches(c.text, c.lang)
-		if m != c.match || ok != c.ok {
-			t.Errorf("%q as %s: match=%v ok=%v, want %v/%v", clip(c.text, 40), c.lang, m, ok, c.match, c.ok)
+		if got := id.sectionIn(c.text, c.want); got != c.in {
+			t.Errorf("%q in %s: %v, want %v (identified as %q)", clip(c.text, 40), c.want, got, c.in, id.identify(c.text))
 		}
+	}
+	if got := id.identify("12345 67890 !!!"); got != "" {
+		t.Errorf("digits identified as %q", got)
 	}
 }
 
@@ -536,7 +541,7 @@ func TestRecoverTruncatedJSON(t *testing.T) {
 			t.Errorf("cut at %.0f%%: passed", 100*frac)
 		}
 		c, ok := checkNamed(r, "truncated")
-		if !ok || !strings.Contains(c.Detail, "recovered") || r.Article == nil || r.Outright {
+		if !ok || !strings.Contains(c.Detail, "recovered") || r.Article == nil || r.Outright && !hasCheck(r, CheckSections) {
 			t.Errorf("cut at %.0f%%: want a recovered article with a truncation check, got outright=%v %s", 100*frac, r.Outright, r.Reasons())
 		}
 	}
@@ -590,7 +595,7 @@ func TestNewGate(t *testing.T) {
 	}
 	// The threshold decides Pass.
 	a := baseArticle(t, "good_en_fund.json")
-	a.Sections = a.Sections[:4] // -12
+	a.Sections[2].Body = firstWords(a.Sections[2].Body, 100) // short_sections -12
 	strict := newTestGate(t, Settings{Threshold: 95})
 	if r := strict.Evaluate(a.json(t), Spec{}); r.Pass || r.Score != 88 {
 		t.Errorf("threshold 95: %+v", r.Checks)

@@ -331,13 +331,13 @@ func TestGolden(t *testing.T) {
 		t.Errorf("%d of %d results differ from the golden file", bad, len(got))
 	}
 	// The golden set must exercise every check, or it proves little.
-	seen := map[string]bool{}
+	seen := map[CheckName]bool{}
 	for _, w := range want {
 		for _, c := range w.Checks {
 			seen[c.Name] = true
 		}
 	}
-	for _, name := range []string{"schema", "parse", "meta", "words", "sections", "short_sections", "headings", "duplicates", "language", "truncated", "placeholder", "repetition"} {
+	for _, name := range []CheckName{"schema", "parse", "meta", "words", "sections", "short_sections", "headings", "duplicates", "language", "truncated", "placeholder", "repetition"} {
 		if !seen[name] {
 			t.Errorf("no golden case trips the %q check", name)
 		}

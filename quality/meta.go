@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -141,9 +142,13 @@ func (r metaRule) wanted(found []uint64) bool {
 	return true
 }
 
-// metaRules are the built-in meta phrase patterns (English and Turkish).
-// See the package documentation for what is deliberately not matched.
-var metaRules = []metaRule{
+// metaRules are the built-in meta phrase patterns: English and Turkish
+// here, the other languages of the corpus in metaRulesIntl. See the package
+// documentation for what is deliberately not matched.
+var metaRules = slices.Concat(metaRulesENTR, metaRulesIntl)
+
+// metaRulesENTR are the English and Turkish meta phrase patterns.
+var metaRulesENTR = []metaRule{
 	// English self-descriptions.
 	rule("as an AI", anywhere, " as a", sStart+`as `+aiNoun+`(?: developed by \S+| trained by \S+| created by \S+)? , `),
 	rule("as an AI", anywhere, " as a", ` as `+aiNoun+` (?:, )?`+firstPerson+` `),
@@ -183,7 +188,11 @@ var metaRules = []metaRule{
 	rule("asistan olarak", anywhere, "olarak", ` asistan(?:i)? olarak (?:size|sana|ben|benim) `),
 	rule("yardımcı olamam", anywhere, "olamam|edemem|getiremem|yazamam|olusturamam|uretemem|erisim|erisemiyorum|gorus", ` (?:yardimci olamam|yardim edemem|yerine getiremem|bunu yazamam|olusturamam|uretemem|erisimim yok|erisemiyorum|kisisel gorusum yok|kisisel goruslerim yok) `),
 	// Turkish hand-over lines and openers.
-	rule("işte makale", anywhere, "iste |asagida", ` (?:iste|asagida|asagidaki) (?:istediginiz|talep ettiginiz|istenen|hazirladigim|sizin icin|senin icin|ricaniz uzerine|isteginiz uzerine) `),
+	// "İşte sizin için …" alone is ordinary Turkish ("here, for you, is a
+	// recipe"); only with what the assistant made for the reader is it
+	// the hand-over line.
+	rule("işte makale", anywhere, "iste |asagida", ` (?:iste|asagida|asagidaki) (?:istediginiz|talep ettiginiz|istenen|hazirladigim|ricaniz uzerine|isteginiz uzerine) `),
+	rule("işte makale", anywhere, "iste |asagida", ` (?:iste|asagida|asagidaki) (?:sizin|senin) icin (?:\S+ ){0,3}?(?:hazirladigim|yazdigim|olusturdugum|makale|makaleniz|yazi|yaziniz|blog yazisi|icerik) `),
 	rule("işte makale", anywhere, "iste |asagida", ` (?:iste|asagida) (?:\S+ ){0,3}?(?:makaleniz|makaleniz|yaziniz|blog yaziniz|iceriginiz|makalesi :|makale :) `),
 	rule("chat opener", fieldStart, "", `^ (?:elbette|tabii ki|tabii|tabi ki|tabi|memnuniyetle|harika bir soru|harika|kesinlikle|tamamdir|tamam|peki|olur) (?:! |[,.:] (?:\S+ ){0,4}?(?:iste|asagida|asagidaki|sizin icin|senin icin) )`),
 	rule("chat opener", anywhere, "elbette|tabii|tabi ki|memnuniyetle", ` (?:elbette|tabii ki|tabii|tabi ki|memnuniyetle) [!,.] (?:iste|asagida) `),

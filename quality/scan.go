@@ -54,7 +54,6 @@ type body struct {
 	count            int // countWords(body)
 	from, to         int // its words: analysis.words[from:to]
 	letters, special int // letters, and those only Turkish uses
-	en, tr           int // English and Turkish stopwords among its words
 }
 
 // word is one word of a section body.
@@ -72,7 +71,6 @@ type analysis struct {
 	fields []field
 	bodies []body
 	words  []word
-	flags  []uint8 // per word id: stopword bits (stopEN, stopTR)
 	firsts []int32 // per word id: the index of its first word
 	stream []int32 // body tokens for the repetition check: word ids, marks < 0
 	tab    htab
@@ -84,43 +82,6 @@ type analysis struct {
 }
 
 var analysisPool = sync.Pool{New: func() any { return new(analysis) }}
-
-// Stopword bits.
-const (
-	stopEN = 1 << iota
-	stopTR
-)
-
-// stopTab finds the stopwords of both languages by their maphash (hashSeed);
-// stopList and stopBits hold each stopword and its bits.
-var stopTab, stopList, stopBits = func() (htab, []string, []uint8) {
-	m := map[string]uint8{}
-	for w := range stopwords["en"] {
-		m[w] |= stopEN
-	}
-	for w := range stopwords["tr"] {
-		m[w] |= stopTR
-	}
-	var t htab
-	t.reset(len(m))
-	list, bits := make([]string, 0, len(m)), make([]uint8, 0, len(m))
-	for w, b := range m {
-		h := maphash.String(hashSeed, w)
-		slot, _ := t.lookup(h, func(v int32) bool { return list[v] == w })
-		t.set(slot, h, int32(len(list)))
-		list, bits = append(list, w), append(bits, b)
-	}
-	return t, list, bits
-}()
-
-// stopFlag returns the stopword bits of s, whose maphash is h.
-func stopFlag(s string, h uint64) uint8 {
-	slot, ok := stopTab.lookup(h, func(v int32) bool { return stopList[v] == s })
-	if !ok {
-		return 0
-	}
-	return stopBits[stopTab.vals[slot]]
-}
 
 // analyze tokenizes the article's fields and interns the body words.
 func (an *analysis) analyze(a *Article) {
@@ -172,7 +133,6 @@ func (an *analysis) analyze(a *Article) {
 	// Body words, interned, and the repetition stream.
 	an.words = an.words[:0]
 	an.stream = an.stream[:0]
-	an.flags = an.flags[:0]
 	an.firsts = an.firsts[:0]
 	an.tab.reset(len(an.ints))
 	k := 0
@@ -182,6 +142,7 @@ func (an *analysis) analyze(a *Article) {
 		base := int32(spans[2+2*i].tok)
 		b.from = len(an.words)
 		t := f.tokens
+		skip := verbatimRanges(f.text)
 		for p := 0; p < len(t); {
 			if t[p] == ' ' {
 				p++
@@ -200,19 +161,55 @@ func (an *analysis) analyze(a *Article) {
 			k++
 			w.id = an.intern(w)
 			an.words = append(an.words, w)
-			an.stream = append(an.stream, w.id)
-			fl := an.flags[w.id]
-			if fl&stopEN != 0 {
-				b.en++
+			for len(skip) > 0 && skip[0][1] <= w.raw {
+				skip = skip[1:]
 			}
-			if fl&stopTR != 0 {
-				b.tr++
+			if len(skip) > 0 && skip[0][0] <= w.raw {
+				// Table rows and code are not prose: their repeats are
+				// not loops.
+				if n := len(an.stream); n == 0 || an.stream[n-1] != markDot {
+					an.stream = append(an.stream, markDot)
+				}
+			} else {
+				an.stream = append(an.stream, w.id)
 			}
 			p = e
 		}
 		b.to = len(an.words)
 		an.stream = append(an.stream, markDot)
 	}
+}
+
+// verbatimRanges returns the byte ranges of a body (with CRLF normalised)
+// that hold markdown table rows or fenced code, in order; nil when there are
+// none.
+func verbatimRanges(text string) [][2]int32 {
+	if !strings.Contains(text, "|") && !strings.Contains(text, "```") {
+		return nil
+	}
+	if strings.Contains(text, "\r\n") {
+		text = strings.ReplaceAll(text, "\r\n", "\n")
+	}
+	var out [][2]int32
+	fenced := false
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += off
+		}
+		line := strings.TrimSpace(text[off:end])
+		fence := strings.HasPrefix(line, "```")
+		if fenced || fence || strings.HasPrefix(line, "|") {
+			out = append(out, [2]int32{int32(off), int32(end)})
+		}
+		if fence {
+			fenced = !fenced
+		}
+		off = end + 1
+	}
+	return out
 }
 
 // intern returns the id of w's text, registering w when it is new; w is
@@ -229,7 +226,6 @@ func (an *analysis) intern(w word) int32 {
 	id := int32(len(an.firsts))
 	an.tab.set(slot, h, id)
 	an.firsts = append(an.firsts, int32(len(an.words)))
-	an.flags = append(an.flags, stopFlag(s, h))
 	return id
 }
 

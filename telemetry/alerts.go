@@ -34,6 +34,19 @@ func (s *Store) EnqueueAlert(ctx context.Context, a Alert, quiet time.Duration, 
 	if a.Key == "" {
 		return false, fmt.Errorf("enqueue alert: empty key")
 	}
+	err = s.write(ctx, "enqueue alert "+a.Key, func(tx *sql.Tx) error {
+		var err error
+		queued, err = enqueueAlertTx(ctx, tx, a, quiet, now)
+		return err
+	})
+	return queued, err
+}
+
+// enqueueAlertTx is EnqueueAlert inside tx.
+func enqueueAlertTx(ctx context.Context, tx *sql.Tx, a Alert, quiet time.Duration, now time.Time) (bool, error) {
+	if a.Key == "" {
+		return false, fmt.Errorf("enqueue alert: empty key")
+	}
 	created, next := a.CreatedAt, a.NextTryAt
 	if created.IsZero() {
 		created = now
@@ -41,32 +54,24 @@ func (s *Store) EnqueueAlert(ctx context.Context, a Alert, quiet time.Duration, 
 	if next.IsZero() {
 		next = now
 	}
-	err = s.write(ctx, "enqueue alert "+a.Key, func(tx *sql.Tx) error {
-		queued = false
-		var n int
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM alerts WHERE key = ? AND (sent_at IS NULL OR sent_at > ?)`,
-			a.Key, FormatTime(now.Add(-quiet))).Scan(&n)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO alerts (key, rule, severity, text, created_at, next_try_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			a.Key, a.Rule, a.Severity, a.Text, FormatTime(created), FormatTime(next))
-		if err != nil {
-			return err
-		}
-		queued = true
-		return nil
-	})
-	return queued, err
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM alerts WHERE key = ? AND (sent_at IS NULL OR sent_at > ?)`,
+		a.Key, FormatTime(now.Add(-quiet))).Scan(&n)
+	if err != nil || n > 0 {
+		return false, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO alerts (key, rule, severity, text, created_at, next_try_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		a.Key, a.Rule, a.Severity, a.Text, FormatTime(created), FormatTime(next))
+	return err == nil, err
 }
 
 // ClaimPendingAlerts leases up to limit pending alerts that are due
-// (next_try_at ≤ now) and not leased by another sender, oldest first, to
-// owner for AlertLease. Two senders never get the same alert while a lease
-// runs. The caller reports each alert with MarkAlertSent or MarkAlertFailed.
+// (next_try_at ≤ now) and not leased by another live sender, oldest first,
+// to owner for AlertLease. Two senders never get the same alert while a
+// lease runs and its holder lives: a lease whose owner (OwnerKey of a
+// registered Process) is dead by Alive is taken over at once, since that
+// sender's fate is unknown and the alert must not wait out the lease. The
+// caller reports each alert with MarkAlertSent or MarkAlertFailed.
 func (s *Store) ClaimPendingAlerts(ctx context.Context, owner string, now time.Time, limit int) ([]Alert, error) {
 	if limit <= 0 {
 		limit = 100
@@ -75,20 +80,26 @@ func (s *Store) ClaimPendingAlerts(ctx context.Context, owner string, now time.T
 	var out []Alert
 	err := s.write(ctx, "claim pending alerts", func(tx *sql.Tx) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT id, key, rule, severity, text, created_at, attempts, last_error, next_try_at
-FROM alerts WHERE sent_at IS NULL AND next_try_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-ORDER BY next_try_at, id LIMIT ?`, ts, ts, limit)
+		rows, err := tx.QueryContext(ctx, `SELECT id, key, rule, severity, text, created_at, attempts, last_error, next_try_at,
+	COALESCE(lease_owner, ''), COALESCE(lease_until, '')
+FROM alerts WHERE sent_at IS NULL AND next_try_at <= ?
+ORDER BY next_try_at, id`, ts)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
+		for rows.Next() && len(out) < limit {
 			var (
-				a             Alert
-				created, next string
+				a                           Alert
+				created, next, lease, until string
 			)
-			if err := rows.Scan(&a.ID, &a.Key, &a.Rule, &a.Severity, &a.Text, &created, &a.Attempts, &a.LastError, &next); err != nil {
+			if err := rows.Scan(&a.ID, &a.Key, &a.Rule, &a.Severity, &a.Text, &created, &a.Attempts, &a.LastError, &next, &lease, &until); err != nil {
 				rows.Close()
 				return err
+			}
+			if until > ts && lease != owner {
+				if o, ok := parseOwnerKey(lease); !ok || s.Alive(o) {
+					continue // leased by a live sender
+				}
 			}
 			if a.CreatedAt, err = ParseTime(created); err != nil {
 				rows.Close()

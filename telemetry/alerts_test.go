@@ -156,3 +156,36 @@ func TestClaimPendingAlertsTwoStores(t *testing.T) {
 		t.Fatalf("%d alerts left pending", n)
 	}
 }
+
+// TestAlertLeaseOfADeadSender: a sender killed mid-send leaves its lease;
+// with a registered process as the owner, the lease is taken over at once
+// when that process is gone, and kept while it lives.
+func TestAlertLeaseOfADeadSender(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := t.Context()
+	for _, k := range []string{"live", "dead"} {
+		if _, err := s.EnqueueAlert(ctx, Alert{Key: k, Text: k}, time.Hour, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, err := s.Register()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	dead, err := s.Register()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ClaimPendingAlerts(ctx, OwnerKey(live.Owner), t0, 1); len(got) != 1 || got[0].Key != "live" {
+		t.Fatalf("live sender's claim: %+v", got)
+	}
+	if got, _ := s.ClaimPendingAlerts(ctx, OwnerKey(dead.Owner), t0, 1); len(got) != 1 || got[0].Key != "dead" {
+		t.Fatalf("second sender's claim: %+v", got)
+	}
+	dead.Close() // as the kernel does when the process dies
+	got, err := s.ClaimPendingAlerts(ctx, "another sender", t0.Add(time.Second), 10)
+	if err != nil || len(got) != 1 || got[0].Key != "dead" {
+		t.Fatalf("within the lease, want only the dead sender's alert: %+v %v", got, err)
+	}
+}

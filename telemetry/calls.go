@@ -24,8 +24,8 @@ func (s *Store) NextAttempt(ctx context.Context, requestID string) (int, error) 
 
 const insertCall = `INSERT INTO calls (provider, model, request_id, attempt, ts, input_tokens, output_tokens,
 	latency_ms, first_token_ms, http_status, cost_estimate_usd, quality_score, outcome, prompt_version,
-	previous_error, truncated, shadow, purpose, checks, detail)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	previous_error, truncated, shadow, purpose, checks, detail, secret_redacted)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const insertOutput = `INSERT INTO outputs (call_id, request_id, attempt, text, partial, created_at) VALUES (?, ?, ?, ?, ?, ?)`
 
@@ -33,6 +33,15 @@ const insertOutput = `INSERT INTO outputs (call_id, request_id, attempt, text, p
 // answer text in outputs (created_at = c.TS), in one transaction. Purpose
 // defaults to "job" (or "shadow" when c.Shadow).
 func (s *Store) RecordCall(ctx context.Context, c chain.Call) error {
+	return s.RecordAttempt(ctx, chain.AttemptRecord{Call: c})
+}
+
+// RecordAttempt writes one attempt's durable rows in one IMMEDIATE
+// transaction: the calls row and its outputs text (as RecordCall), the
+// settlement of its cap reservation (as SettleCap), and the provider state
+// update with its transitions (as UpdateProviderState).
+func (s *Store) RecordAttempt(ctx context.Context, r chain.AttemptRecord) error {
+	c := r.Call
 	checks := "[]"
 	if len(c.Checks) > 0 {
 		b, err := json.Marshal(c.Checks)
@@ -54,19 +63,28 @@ func (s *Store) RecordCall(ctx context.Context, c chain.Call) error {
 			c.Provider, c.Model, c.RequestID, c.Attempt, ts, c.InputTokens, c.OutputTokens,
 			c.Latency.Milliseconds(), c.FirstToken.Milliseconds(), c.HTTPStatus, c.CostUSD,
 			nullFloat(c.QualityScore), string(c.Outcome), c.PromptVersion, c.PreviousError,
-			boolInt(c.Truncated), boolInt(c.Shadow), string(purpose), checks, c.Detail)
+			boolInt(c.Truncated), boolInt(c.Shadow), string(purpose), checks, c.Detail, boolInt(c.SecretRedacted))
 		if err != nil {
 			return fmt.Errorf("insert call: %w", err)
 		}
-		if c.Text == "" {
-			return nil
+		if c.Text != "" {
+			id, err := res.LastInsertId()
+			if err != nil {
+				return fmt.Errorf("insert call: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, insertOutput, id, c.RequestID, c.Attempt, c.Text, boolInt(c.Partial), ts); err != nil {
+				return fmt.Errorf("insert output: %w", err)
+			}
 		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("insert call: %w", err)
+		if r.Cap != nil {
+			if err := settleCap(ctx, tx, r.Cap.ID, r.Cap.Sent, r.Cap.Tokens); err != nil {
+				return fmt.Errorf("settle cap reservation: %w", err)
+			}
 		}
-		if _, err := tx.ExecContext(ctx, insertOutput, id, c.RequestID, c.Attempt, c.Text, boolInt(c.Partial), ts); err != nil {
-			return fmt.Errorf("insert output: %w", err)
+		if r.Learn != nil {
+			if err := updateState(ctx, tx, c.Provider, r.Learn); err != nil {
+				return fmt.Errorf("update provider state %s: %w", c.Provider, err)
+			}
 		}
 		return nil
 	})
@@ -120,16 +138,20 @@ WHERE provider = ? AND day_start = ? AND (settled = 0 OR sent = 1)`, provider, d
 // the day's cap, sent=true keeps it and records the tokens used.
 func (s *Store) SettleCap(ctx context.Context, id int64, sent bool, tokens int) error {
 	return s.write(ctx, "settle cap reservation", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE cap_reservations SET settled = 1, sent = ?, tokens = ? WHERE id = ?",
-			boolInt(sent), tokens, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("reservation %d not found", id)
-		}
-		return nil
+		return settleCap(ctx, tx, id, sent, tokens)
 	})
+}
+
+func settleCap(ctx context.Context, tx *sql.Tx, id int64, sent bool, tokens int) error {
+	res, err := tx.ExecContext(ctx, "UPDATE cap_reservations SET settled = 1, sent = ?, tokens = ? WHERE id = ?",
+		boolInt(sent), tokens, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("reservation %d not found", id)
+	}
+	return nil
 }
 
 // ProviderState returns provider's persisted state (the zero state when
@@ -180,40 +202,45 @@ func readProviderState(ctx context.Context, q queryRower, provider string) (chai
 // given.
 func (s *Store) UpdateProviderState(ctx context.Context, provider string, fn func(*chain.ProviderState) []chain.Transition) error {
 	return s.write(ctx, "update provider state "+provider, func(tx *sql.Tx) error {
-		st, before, err := readProviderState(ctx, tx, provider)
-		if err != nil {
-			return fmt.Errorf("read: %w", err)
-		}
-		oldUntil, oldReason := st.ExhaustedUntil, st.ExhaustedReason
-		trs := fn(&st)
-		b, err := json.Marshal(st.Breaker)
-		if err != nil {
-			return fmt.Errorf("encode breaker: %w", err)
-		}
-		now := time.Now()
-		if before == "" || string(b) != before || !st.ExhaustedUntil.Equal(oldUntil) || st.ExhaustedReason != oldReason {
-			_, err = tx.ExecContext(ctx, `INSERT INTO provider_state (provider, exhausted_until, exhausted_reason, breaker, updated_at)
+		return updateState(ctx, tx, provider, fn)
+	})
+}
+
+// updateState is UpdateProviderState inside the transaction tx.
+func updateState(ctx context.Context, tx *sql.Tx, provider string, fn func(*chain.ProviderState) []chain.Transition) error {
+	st, before, err := readProviderState(ctx, tx, provider)
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	oldUntil, oldReason := st.ExhaustedUntil, st.ExhaustedReason
+	trs := fn(&st)
+	b, err := json.Marshal(st.Breaker)
+	if err != nil {
+		return fmt.Errorf("encode breaker: %w", err)
+	}
+	now := time.Now()
+	if before == "" || string(b) != before || !st.ExhaustedUntil.Equal(oldUntil) || st.ExhaustedReason != oldReason {
+		_, err = tx.ExecContext(ctx, `INSERT INTO provider_state (provider, exhausted_until, exhausted_reason, breaker, updated_at)
 VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (provider) DO UPDATE SET exhausted_until = excluded.exhausted_until,
 	exhausted_reason = excluded.exhausted_reason, breaker = excluded.breaker, updated_at = excluded.updated_at`,
-				provider, nullTime(st.ExhaustedUntil), st.ExhaustedReason, string(b), FormatTime(now))
-			if err != nil {
-				return fmt.Errorf("save: %w", err)
-			}
+			provider, nullTime(st.ExhaustedUntil), st.ExhaustedReason, string(b), FormatTime(now))
+		if err != nil {
+			return fmt.Errorf("save: %w", err)
 		}
-		for _, t := range trs {
-			if t.Provider == "" {
-				t.Provider = provider
-			}
-			if t.TS.IsZero() {
-				t.TS = now
-			}
-			_, err := tx.ExecContext(ctx, "INSERT INTO provider_events (ts, provider, kind, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?)",
-				FormatTime(t.TS), t.Provider, t.Kind, t.From, t.To, t.Detail)
-			if err != nil {
-				return fmt.Errorf("record transition: %w", err)
-			}
+	}
+	for _, t := range trs {
+		if t.Provider == "" {
+			t.Provider = provider
 		}
-		return nil
-	})
+		if t.TS.IsZero() {
+			t.TS = now
+		}
+		_, err := tx.ExecContext(ctx, "INSERT INTO provider_events (ts, provider, kind, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?)",
+			FormatTime(t.TS), t.Provider, t.Kind, t.From, t.To, t.Detail)
+		if err != nil {
+			return fmt.Errorf("record transition: %w", err)
+		}
+	}
+	return nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 const jobColumns = `id, topic, slot, title, category, language, status, provider, model, quality_score,
-	attempt, location, published_at, last_error, updated_at, owner_host, owner_pid, claimed_at`
+	attempt, location, published_at, last_error, updated_at, owner_host, owner_pid, claimed_at, owner_token, payload`
 
 // jobRow is a jobs row with its claim.
 type jobRow struct {
@@ -28,12 +28,12 @@ func scanJob(sc scanner) (jobRow, error) {
 		r                          jobRow
 		score                      sql.NullFloat64
 		published, updated, claimd sql.NullString
-		host                       sql.NullString
+		host, token                sql.NullString
 		pid                        sql.NullInt64
 	)
 	err := sc.Scan(&r.rec.ID, &r.rec.Topic, &r.rec.Slot, &r.rec.Title, &r.rec.Category, &r.rec.Language,
 		&r.rec.Status, &r.rec.Provider, &r.rec.Model, &score, &r.rec.Attempt, &r.rec.Location, &published,
-		&r.rec.LastError, &updated, &host, &pid, &claimd)
+		&r.rec.LastError, &updated, &host, &pid, &claimd, &token, &r.rec.Payload)
 	if err != nil {
 		return r, err
 	}
@@ -52,7 +52,7 @@ func scanJob(sc scanner) (jobRow, error) {
 	}
 	if host.Valid {
 		r.claimed = true
-		r.owner = chain.Owner{Host: host.String, PID: int(pid.Int64)}
+		r.owner = chain.Owner{Host: host.String, PID: int(pid.Int64), Token: token.String}
 	}
 	return r, nil
 }
@@ -121,9 +121,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.Topic, j.Slot, j.Title, j.Category,
 		if r.rec.Status == chain.JobPublishing {
 			status, updated = chain.JobPublishing, FormatTime(r.rec.UpdatedAt)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, owner_host = ?, owner_pid = ?, claimed_at = ?, updated_at = ?,
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, owner_host = ?, owner_pid = ?, owner_token = ?, claimed_at = ?, updated_at = ?,
 	title = COALESCE(NULLIF(?, ''), title), category = COALESCE(NULLIF(?, ''), category), language = COALESCE(NULLIF(?, ''), language)
-WHERE id = ?`, status, owner.Host, owner.PID, ts, updated, j.Title, j.Category, j.Language, j.ID)
+WHERE id = ?`, status, owner.Host, owner.PID, owner.Token, ts, updated, j.Title, j.Category, j.Language, j.ID)
 		if err != nil {
 			return fmt.Errorf("update: %w", err)
 		}
@@ -144,8 +144,8 @@ WHERE id = ?`, status, owner.Host, owner.PID, ts, updated, j.Title, j.Category, 
 // or it was finished): the caller must then discard its answer.
 func (s *Store) HeartbeatJob(ctx context.Context, id string, owner chain.Owner, now time.Time) error {
 	return s.write(ctx, "heartbeat job "+id, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE jobs SET claimed_at = ? WHERE id = ? AND owner_host = ? AND owner_pid = ?",
-			FormatTime(now), id, owner.Host, owner.PID)
+		res, err := tx.ExecContext(ctx, "UPDATE jobs SET claimed_at = ? WHERE id = ? AND owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?",
+			FormatTime(now), id, owner.Host, owner.PID, owner.Token)
 		if err != nil {
 			return err
 		}
@@ -157,19 +157,23 @@ func (s *Store) HeartbeatJob(ctx context.Context, id string, owner chain.Owner, 
 }
 
 // MarkPublishing records the write-ahead state before publication: status
-// publishing, the winner (provider, model, score, attempt), the location the
-// article goes to, and updated_at = now (the publication time a
-// reconciliation reuses).
-func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, now time.Time) error {
-	return s.write(ctx, "mark publishing "+j.ID, func(tx *sql.Tx) error {
+// publishing, the winner (provider, model, score, attempt — the attempt
+// whose stored output is what gets published), the location the article
+// goes to, and updated_at = now (the publication time a reconciliation
+// reuses). Only the claim's owner may mark the job. The commit is durable
+// (fsynced) before MarkPublishing returns, so no power cut can take the mark
+// back once the side effect starts.
+func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, owner chain.Owner, now time.Time) error {
+	return s.writeSync(ctx, "mark publishing "+j.ID, true, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, provider = ?, model = ?, quality_score = ?, attempt = ?,
-	location = ?, updated_at = ? WHERE id = ?`,
-			chain.JobPublishing, j.Provider, j.Model, nullFloat(j.QualityScore), j.Attempt, j.Location, FormatTime(now), j.ID)
+	location = ?, payload = ?, updated_at = ?, claimed_at = ? WHERE id = ? AND owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?`,
+			chain.JobPublishing, j.Provider, j.Model, nullFloat(j.QualityScore), j.Attempt, j.Location, j.Payload, FormatTime(now), FormatTime(now),
+			j.ID, owner.Host, owner.PID, owner.Token)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("job %s not found", j.ID)
+			return fmt.Errorf("job %s is not claimed by this process any more", j.ID)
 		}
 		return nil
 	})
@@ -178,9 +182,11 @@ func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, now time.
 // FinishJob sets the job's final status and last_error, releases the claim,
 // and sets updated_at = now. Provider, model, quality score, attempt,
 // location and published_at are taken from j when set (non-zero) and kept
-// otherwise; a published job without PublishedAt gets now. A job that is
-// not in the table is inserted.
-func (s *Store) FinishJob(ctx context.Context, j chain.JobRecord, now time.Time) error {
+// otherwise; a published job without PublishedAt gets now; the payload of
+// publishing is dropped. A job that is not in the table is inserted. Only the
+// claim's owner (or anyone, for an unclaimed job) may finish it: a process
+// that lost its claim changes nothing and gets an error.
+func (s *Store) FinishJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, now time.Time) error {
 	if j.Status == "" {
 		return fmt.Errorf("finish job %s: empty status", j.ID)
 	}
@@ -200,14 +206,22 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		if j.Attempt > 0 {
 			attempt = j.Attempt
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?,
-	owner_host = NULL, owner_pid = NULL, claimed_at = NULL,
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?,
+	owner_host = NULL, owner_pid = NULL, owner_token = NULL, claimed_at = NULL,
 	provider = COALESCE(NULLIF(?, ''), provider), model = COALESCE(NULLIF(?, ''), model),
 	quality_score = COALESCE(?, quality_score), attempt = COALESCE(?, attempt),
-	location = COALESCE(NULLIF(?, ''), location), published_at = COALESCE(?, published_at)
-WHERE id = ?`, j.Status, j.LastError, ts, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
-			j.Location, nullTime(published), j.ID)
-		return err
+	location = COALESCE(NULLIF(?, ''), location), published_at = COALESCE(?, published_at),
+	payload = NULL
+WHERE id = ? AND (owner_host IS NULL OR (owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?))`,
+			j.Status, j.LastError, ts, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
+			j.Location, nullTime(published), j.ID, owner.Host, owner.PID, owner.Token)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("job %s is claimed by another process: not finished as %s", j.ID, j.Status)
+		}
+		return nil
 	})
 }
 

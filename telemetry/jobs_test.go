@@ -108,7 +108,10 @@ func TestClaimJobTakeover(t *testing.T) {
 	}
 
 	// Deferred jobs are due again; finished ones are never reclaimed.
-	if err := s.FinishJob(ctx, chain.JobRecord{ID: "j2", Status: chain.JobDeferred, LastError: "every provider failed"}, t0.Add(time.Minute)); err != nil {
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "j2", Status: chain.JobDeferred, LastError: "every provider failed"}, a, t0.Add(time.Minute)); err == nil {
+		t.Fatal("a process that lost its claim finished the job")
+	}
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "j2", Status: chain.JobDeferred, LastError: "every provider failed"}, b, t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	ok, cur, err = s.ClaimJob(ctx, job("j2"), a, everyoneAlive, lease, t0.Add(2*time.Minute))
@@ -120,7 +123,7 @@ func TestClaimJobTakeover(t *testing.T) {
 		if ok, _, _ := s.ClaimJob(ctx, job(id), a, everyoneAlive, lease, t0); !ok {
 			t.Fatalf("claim %s", id)
 		}
-		if err := s.FinishJob(ctx, chain.JobRecord{ID: id, Status: st}, t0.Add(time.Minute)); err != nil {
+		if err := s.FinishJob(ctx, chain.JobRecord{ID: id, Status: st}, a, t0.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		ok, cur, err := s.ClaimJob(ctx, job(id), b, func(chain.Owner) bool { return false }, lease, t0.Add(48*time.Hour))
@@ -141,7 +144,7 @@ func TestPublishingReconciliation(t *testing.T) {
 	when := t0.Add(3*time.Minute + 456*time.Millisecond)
 	pre := job("p")
 	pre.Provider, pre.Model, pre.QualityScore, pre.Attempt, pre.Location = "groq", "llama", ptr(81), 2, "out/2026-11-29/p.md"
-	if err := s.MarkPublishing(ctx, pre, when); err != nil {
+	if err := s.MarkPublishing(ctx, pre, a, when); err != nil {
 		t.Fatal(err)
 	}
 	// Held by a live owner: not claimable.
@@ -161,7 +164,7 @@ func TestPublishingReconciliation(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := when.Add(4 * time.Minute)
-	if err := s.FinishJob(ctx, chain.JobRecord{ID: "p", Status: chain.JobPublished, PublishedAt: pub}, pub); err != nil {
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "p", Status: chain.JobPublished, PublishedAt: pub}, b, pub); err != nil {
 		t.Fatal(err)
 	}
 	got, found, err := s.Job(ctx, "p")
@@ -243,7 +246,7 @@ func TestPurgeOutputs(t *testing.T) {
 	rec("older", 90*24*time.Hour)
 	rec("new", 2*24*time.Hour)
 	rec("inreview", 40*24*time.Hour)
-	if err := s.FinishJob(ctx, chain.JobRecord{ID: "inreview", Topic: "t", Slot: "2026-10-20", Status: chain.JobReview}, now); err != nil {
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "inreview", Topic: "t", Slot: "2026-10-20", Status: chain.JobReview}, chain.Owner{}, now); err != nil {
 		t.Fatal(err)
 	}
 	n, err := s.PurgeOutputs(ctx, now.Add(-30*24*time.Hour))

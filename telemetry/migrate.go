@@ -178,6 +178,51 @@ CREATE TABLE cap_reservations (
 );
 CREATE INDEX cap_reservations_day ON cap_reservations (provider, day_start);
 `},
+	{2, "at-most-once: claim tokens, publishing target", `
+-- A claim belongs to one process, named by a token unique to it (host + pid
+-- alone collide across PID namespaces); see owner.go.
+ALTER TABLE jobs ADD COLUMN owner_token TEXT;
+
+-- The exact bytes a job in publishing delivers to its location: written
+-- durably before the side effect, so a reconciliation sends the same bytes;
+-- cleared once the job is published.
+ALTER TABLE jobs ADD COLUMN payload BLOB;
+
+-- Facts about the installation, e.g. the publishing target this database
+-- belongs to (publish_target), and operator notices shown once a period
+-- (notice:<key>, see notices.go).
+CREATE TABLE meta (
+	key        TEXT PRIMARY KEY,
+	value      TEXT NOT NULL,
+	updated_at TEXT NOT NULL
+);
+`},
+	{3, "calls.secret_redacted", `
+-- 1 when a configured secret was found in the call's answer, partial text
+-- or error detail and replaced before it was stored.
+ALTER TABLE calls ADD COLUMN secret_redacted INTEGER NOT NULL DEFAULT 0 CHECK (secret_redacted IN (0, 1));
+`},
+	{4, "incidents", `
+-- Incidents: a condition a human must act on (the whole chain down, one
+-- provider down), from its first evidence to its resolution. At most one
+-- open incident per key; resolved rows stay as history. notified_at is the
+-- last message (opened or reminder) queued for it, NULL while it has not
+-- been announced (a provider down during a chain-down incident).
+CREATE TABLE incidents (
+	id           INTEGER PRIMARY KEY,
+	key          TEXT    NOT NULL,
+	rule         TEXT    NOT NULL,
+	provider     TEXT    NOT NULL DEFAULT '',
+	opened_at    TEXT    NOT NULL,
+	last_seen_at TEXT    NOT NULL,
+	resolved_at  TEXT,
+	notified_at  TEXT,
+	reminders    INTEGER NOT NULL DEFAULT 0,
+	detail       TEXT    NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX incidents_open_key ON incidents (key) WHERE resolved_at IS NULL;
+CREATE INDEX incidents_opened ON incidents (opened_at);
+`},
 }
 
 // SchemaVersion is the newest schema this binary knows.

@@ -32,24 +32,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, FormatTime(h.TS), h.Provider, h.Model, bool
 	})
 }
 
-// ShadowComparison is one row of shadow_comparisons: a shadow provider's
-// answer to a job compared with the primary (published or kept) answer.
-// A nil score means that side produced no scorable answer; quality_delta
+// ShadowComparison is one row of shadow_comparisons: the chain's
+// comparison of a shadow answer with the primary one. quality_delta
 // (shadow − primary) is stored when both scores are known.
-type ShadowComparison struct {
-	TS              time.Time
-	RequestID       string
-	PrimaryProvider string
-	ShadowProvider  string
-	PrimaryScore    *float64
-	ShadowScore     *float64
-	ShadowPass      bool     // the shadow answer passed the quality gate
-	WordRatio       *float64 // shadow words / primary words; nil unknown
-	PrimaryLatency  time.Duration
-	ShadowLatency   time.Duration
-	PrimaryCostUSD  float64
-	ShadowCostUSD   float64
-}
+type ShadowComparison = chain.ShadowComparison
 
 // RecordShadowComparison stores one shadow comparison.
 func (s *Store) RecordShadowComparison(ctx context.Context, c ShadowComparison) error {

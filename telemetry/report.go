@@ -10,176 +10,6 @@ import (
 	"github.com/contentpipe/contentpipe/chain"
 )
 
-// ReportData is what `contentpipe report` shows for one window, as plain
-// figures read from the database. Every window figure counts rows whose
-// timestamp t has Since ≤ t < Until; days are UTC dates (YYYY-MM-DD).
-type ReportData struct {
-	Since, Until time.Time
-	// HistoryFrom is where the decay series (QualitySeries,
-	// FallbackSeries) start: one window length before Since, so that the
-	// previous window is their baseline.
-	HistoryFrom time.Time
-	// FirstLink is the first link of the chain; a published job served by
-	// any other provider counts as a fallback. Empty: fallback share unknown.
-	FirstLink string
-	Days      []string // every UTC date in the window, oldest first
-
-	Providers []ProviderCalls // calls per provider, most expensive first
-	Totals    ProviderCalls   // every call of the window (Provider "")
-	DailyCost []DailyCost     // per day and provider, only pairs with calls; by day, then provider
-
-	Jobs          map[string]int // jobs per current status, among jobs updated in the window
-	Fallback      []DailyShare   // per day of the window (every day, also empty ones); nil without FirstLink
-	FallbackTotal DailyShare     // the whole window (Day "")
-
-	DailyQuality   []DailyQuality // mean score per day and provider; Provider "" = published jobs
-	QualitySeries  []ScoreSeries  // per provider (job calls with a score) and "" (published jobs), from HistoryFrom
-	FallbackSeries []FallbackPoint
-
-	Shadow []ShadowStats  // per shadow provider, by name
-	Review []ReviewJob    // the whole review queue (not only the window), oldest first
-	Skips  []SkipCount    // per provider and reason, by provider then reason
-	Health []HealthCheck  // health checks of the window, oldest first
-	Alerts map[string]int // alerts created in the window per rule
-}
-
-// Empty reports whether the window holds no calls, jobs, skips, shadow
-// comparisons or health checks, and the review queue is empty.
-func (d ReportData) Empty() bool {
-	return d.Totals.Calls == 0 && len(d.Jobs) == 0 && len(d.Skips) == 0 && len(d.Shadow) == 0 &&
-		len(d.Health) == 0 && len(d.Review) == 0
-}
-
-// ProviderCalls sums the calls rows of one provider (all purposes).
-type ProviderCalls struct {
-	Provider     string
-	Model        string // the model of the provider's latest call in the window
-	Calls        int
-	OK           int
-	Job          int            // calls with purpose job
-	Shadow       int            // purpose shadow
-	HealthChecks int            // purpose health
-	Outcomes     map[string]int // calls per outcome other than ok
-	InputTokens  int64
-	OutputTokens int64
-	CostUSD      float64
-	MeanLatency  time.Duration // over calls with a latency
-}
-
-// SuccessRate is OK/Calls, 0 without calls.
-func (p ProviderCalls) SuccessRate() float64 {
-	if p.Calls == 0 {
-		return 0
-	}
-	return float64(p.OK) / float64(p.Calls)
-}
-
-// DailyCost is the cost of one provider's calls on one day.
-type DailyCost struct {
-	Day      string
-	Provider string
-	Calls    int
-	CostUSD  float64
-}
-
-// DailyShare counts published jobs and how many of them a fallback
-// provider (not the first link) served.
-type DailyShare struct {
-	Day       string
-	Published int
-	Fallback  int
-}
-
-// Share is Fallback/Published, 0 when nothing was published.
-func (s DailyShare) Share() float64 {
-	if s.Published == 0 {
-		return 0
-	}
-	return float64(s.Fallback) / float64(s.Published)
-}
-
-// DailyQuality is the mean quality score of one day: of one provider's
-// scored job calls, or (Provider "") of the published jobs.
-type DailyQuality struct {
-	Day      string
-	Provider string
-	N        int
-	Mean     float64
-}
-
-// ScorePoint is one quality score at its time.
-type ScorePoint struct {
-	TS    time.Time
-	Score float64
-}
-
-// ScoreSeries is a provider's quality scores (every job call that was
-// scored, rejected ones included), or for Provider "" the published jobs'
-// scores by publication time; oldest first.
-type ScoreSeries struct {
-	Provider string
-	Points   []ScorePoint
-}
-
-// Scores returns the scores alone, oldest first.
-func (s ScoreSeries) Scores() []float64 {
-	out := make([]float64, len(s.Points))
-	for i, p := range s.Points {
-		out[i] = p.Score
-	}
-	return out
-}
-
-// FallbackPoint is one published job: when, by whom, and whether that was
-// a fallback provider.
-type FallbackPoint struct {
-	TS       time.Time
-	Provider string
-	Fallback bool
-}
-
-// ShadowStats sums the shadow comparisons of one shadow provider. A nil
-// mean had no known value to average.
-type ShadowStats struct {
-	Provider       string
-	Comparisons    int
-	Passed         int      // the shadow answer would have passed the quality gate
-	ShadowScore    *float64 // mean shadow score
-	PrimaryScore   *float64 // mean primary score
-	Delta          *float64 // mean (shadow − primary) where both are known
-	ShadowCostUSD  float64
-	PrimaryCostUSD float64
-	ShadowLatency  time.Duration // mean
-	PrimaryLatency time.Duration // mean
-}
-
-// PassRate is Passed/Comparisons, 0 without comparisons.
-func (s ShadowStats) PassRate() float64 {
-	if s.Comparisons == 0 {
-		return 0
-	}
-	return float64(s.Passed) / float64(s.Comparisons)
-}
-
-// ReviewJob is a job waiting in the manual review queue.
-type ReviewJob struct {
-	ID        string
-	Topic     string
-	Slot      string
-	Title     string
-	Provider  string   // the best candidate's provider
-	Score     *float64 // the best candidate's score
-	LastError string
-	UpdatedAt time.Time
-}
-
-// SkipCount counts the skips of one provider for one reason.
-type SkipCount struct {
-	Provider string
-	Reason   string
-	Count    int
-}
-
 // Report reads the report figures for the window [since, until), with
 // firstLink as the first link of the chain (see ReportData). It only reads,
 // so it works on a store opened with OpenReadOnly.
@@ -205,6 +35,8 @@ func (s *Store) Report(ctx context.Context, since, until time.Time, firstLink st
 		{"skips", func() error { return s.reportSkips(ctx, &d, from, to) }},
 		{"health checks", func() error { return s.reportHealth(ctx, &d, from, to) }},
 		{"alerts", func() error { return s.reportAlerts(ctx, &d, from, to) }},
+		{"hourly cost", func() error { return s.reportHourlyCost(ctx, &d, from, to) }},
+		{"incidents", func() error { return s.reportIncidents(ctx, &d) }},
 	}
 	for _, st := range steps {
 		if err := st.fn(); err != nil {
@@ -290,12 +122,27 @@ FROM calls WHERE ts >= ? AND ts < ? GROUP BY provider`, []any{from, to}, func(r 
 	if err != nil {
 		return err
 	}
-	d.Totals = ProviderCalls{Outcomes: map[string]int{}}
-	var latSum time.Duration
-	var latN int
 	for _, p := range byName {
 		d.Providers = append(d.Providers, *p)
-		t := &d.Totals
+	}
+	d.Totals = sumCalls(d.Providers)
+	sort.Slice(d.Providers, func(i, j int) bool {
+		a, b := d.Providers[i], d.Providers[j]
+		if a.CostUSD != b.CostUSD {
+			return a.CostUSD > b.CostUSD
+		}
+		return a.Provider < b.Provider
+	})
+	return nil
+}
+
+// sumCalls adds up the providers' calls (Provider "", the latency
+// weighted by calls).
+func sumCalls(ps []ProviderCalls) ProviderCalls {
+	t := ProviderCalls{Outcomes: map[string]int{}}
+	var latSum time.Duration
+	var latN int
+	for _, p := range ps {
 		t.Calls += p.Calls
 		t.OK += p.OK
 		t.Job += p.Job
@@ -313,16 +160,9 @@ FROM calls WHERE ts >= ? AND ts < ? GROUP BY provider`, []any{from, to}, func(r 
 		}
 	}
 	if latN > 0 {
-		d.Totals.MeanLatency = (latSum / time.Duration(latN)).Round(time.Millisecond)
+		t.MeanLatency = (latSum / time.Duration(latN)).Round(time.Millisecond)
 	}
-	sort.Slice(d.Providers, func(i, j int) bool {
-		a, b := d.Providers[i], d.Providers[j]
-		if a.CostUSD != b.CostUSD {
-			return a.CostUSD > b.CostUSD
-		}
-		return a.Provider < b.Provider
-	})
-	return nil
+	return t
 }
 
 func (s *Store) reportDailyCost(ctx context.Context, d *ReportData, from, to string) error {
@@ -335,6 +175,31 @@ FROM calls WHERE ts >= ? AND ts < ? GROUP BY day, provider ORDER BY day, provide
 		d.DailyCost = append(d.DailyCost, c)
 		return nil
 	})
+}
+
+func (s *Store) reportHourlyCost(ctx context.Context, d *ReportData, from, to string) error {
+	return s.each(ctx, `SELECT substr(ts, 1, 13) AS hour, provider, COUNT(*), SUM(cost_estimate_usd)
+FROM calls WHERE ts >= ? AND ts < ? GROUP BY hour, provider ORDER BY hour, provider`, []any{from, to}, func(r *sql.Rows) error {
+		var c DailyCost
+		if err := r.Scan(&c.Day, &c.Provider, &c.Calls, &c.CostUSD); err != nil {
+			return err
+		}
+		d.HourlyCost = append(d.HourlyCost, c)
+		return nil
+	})
+}
+
+// reportIncidents reads the window's incidents. A database from before the
+// incidents table (the report opens it read-only, without migrating) has
+// none.
+func (s *Store) reportIncidents(ctx context.Context, d *ReportData) error {
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'incidents'").Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	var err error
+	d.Incidents, err = s.Incidents(ctx, d.Since, d.Until)
+	return err
 }
 
 func (s *Store) reportJobs(ctx context.Context, d *ReportData, from, to string) error {

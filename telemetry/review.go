@@ -19,8 +19,8 @@ import (
 func (s *Store) ClaimReview(ctx context.Context, id string, owner chain.Owner, now time.Time) (claimed bool, cur chain.JobRecord, err error) {
 	ts := FormatTime(now)
 	return s.leaveReview(ctx, "claim review "+id, id,
-		`status = ?, owner_host = ?, owner_pid = ?, claimed_at = ?, updated_at = ?`,
-		chain.JobRunning, owner.Host, owner.PID, ts, ts)
+		`status = ?, owner_host = ?, owner_pid = ?, owner_token = ?, claimed_at = ?, updated_at = ?`,
+		chain.JobRunning, owner.Host, owner.PID, owner.Token, ts, ts)
 }
 
 // RejectReview closes a job waiting in review (`review reject`): status
@@ -29,7 +29,7 @@ func (s *Store) ClaimReview(ctx context.Context, id string, owner chain.Owner, n
 // job is unknown).
 func (s *Store) RejectReview(ctx context.Context, id string, now time.Time) (rejected bool, cur chain.JobRecord, err error) {
 	return s.leaveReview(ctx, "reject review "+id, id,
-		`status = ?, last_error = ?, updated_at = ?, owner_host = NULL, owner_pid = NULL, claimed_at = NULL`,
+		`status = ?, last_error = ?, updated_at = ?, owner_host = NULL, owner_pid = NULL, owner_token = NULL, claimed_at = NULL`,
 		chain.JobRejected, "rejected in manual review", FormatTime(now))
 }
 

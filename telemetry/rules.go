@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
 )
 
 // SetAlertText replaces the text of pending alert id: after the first parts
@@ -44,60 +48,72 @@ WHERE provider = ? AND day_start = ? AND (settled = 0 OR sent = 1)`, provider, F
 	return n, nil
 }
 
-// FailureStreak is a provider's current run of failed calls: every call
-// since its last answer (outcome ok or rejected) failed.
+// FailureStreak is a provider's current run of counted failures: calls
+// with one of the outcomes FailureStreaks was asked to count, since its last
+// answer (outcome ok or rejected). Failures is 0 when there is none.
 type FailureStreak struct {
 	Provider    string
-	First, Last time.Time // first and latest failed call of the streak
+	First, Last time.Time // first and latest counted failure of the streak
 	Failures    int
-	LastOutcome string
+	LastOutcome string // of the latest counted failure
+	LastStatus  int
 	LastDetail  string
-	LastSuccess time.Time // zero when the provider never answered
+	LastSuccess time.Time // the last answer; zero when the provider never answered
 }
 
-// FailureStreaks returns the current failure streak of every provider
-// whose latest call failed (calls of every purpose count).
-func (s *Store) FailureStreaks(ctx context.Context) ([]FailureStreak, error) {
-	rows, err := s.db.QueryContext(ctx, `WITH last_ok AS (
-	SELECT provider, MAX(ts) AS ok_ts FROM calls WHERE outcome IN ('ok', 'rejected') GROUP BY provider
-)
-SELECT c.provider, MIN(c.ts), MAX(c.ts), COUNT(*), COALESCE(l.ok_ts, ''),
-	(SELECT c2.outcome || char(31) || c2.detail FROM calls c2 WHERE c2.provider = c.provider ORDER BY c2.ts DESC, c2.id DESC LIMIT 1)
-FROM calls c LEFT JOIN last_ok l ON l.provider = c.provider
-WHERE c.outcome NOT IN ('ok', 'rejected') AND (l.ok_ts IS NULL OR c.ts > l.ok_ts)
-GROUP BY c.provider ORDER BY c.provider`)
-	if err != nil {
-		return nil, fmt.Errorf("failure streaks: %w", err)
+// FailureStreaks returns, for every provider with a call, its current
+// streak of calls whose outcome is one of counted (calls of every purpose
+// count; calls with other failures neither count nor end the streak).
+func (s *Store) FailureStreaks(ctx context.Context, counted []chain.Outcome) ([]FailureStreak, error) {
+	names := make([]string, len(counted))
+	for i, o := range counted {
+		names[i] = string(o)
 	}
-	defer rows.Close()
+	in := sqlList(names)
+	if in == "" {
+		in = "''"
+	}
+	q := `WITH last_ok AS (
+	SELECT provider, MAX(ts) AS ok_ts FROM calls WHERE outcome IN ('ok', 'rejected') GROUP BY provider
+), streak AS (
+	SELECT c.provider, MIN(c.ts) AS first_ts, MAX(c.ts) AS last_ts, COUNT(*) AS n
+	FROM calls c LEFT JOIN last_ok l ON l.provider = c.provider
+	WHERE c.outcome IN (` + in + `) AND (l.ok_ts IS NULL OR c.ts > l.ok_ts) GROUP BY c.provider
+)
+SELECT p.provider, COALESCE(s.first_ts, ''), COALESCE(s.last_ts, ''), COALESCE(s.n, 0), COALESCE(l.ok_ts, ''),
+	COALESCE((SELECT c2.outcome || char(31) || c2.http_status || char(31) || c2.detail FROM calls c2
+		WHERE c2.provider = p.provider AND c2.outcome IN (` + in + `) AND c2.ts = s.last_ts ORDER BY c2.id DESC LIMIT 1), '')
+FROM (SELECT DISTINCT provider FROM calls) p
+LEFT JOIN last_ok l ON l.provider = p.provider LEFT JOIN streak s ON s.provider = p.provider
+ORDER BY p.provider`
 	var out []FailureStreak
-	for rows.Next() {
+	err := s.each(ctx, q, nil, func(r *sql.Rows) error {
 		var (
 			f                   FailureStreak
 			first, last, ok, od string
 		)
-		if err := rows.Scan(&f.Provider, &first, &last, &f.Failures, &ok, &od); err != nil {
-			return nil, fmt.Errorf("failure streaks: %w", err)
+		if err := r.Scan(&f.Provider, &first, &last, &f.Failures, &ok, &od); err != nil {
+			return err
 		}
+		var err error
 		if f.First, err = ParseTime(first); err != nil {
-			return nil, fmt.Errorf("failure streaks: %w", err)
+			return err
 		}
 		if f.Last, err = ParseTime(last); err != nil {
-			return nil, fmt.Errorf("failure streaks: %w", err)
+			return err
 		}
 		if f.LastSuccess, err = ParseTime(ok); err != nil {
-			return nil, fmt.Errorf("failure streaks: %w", err)
+			return err
 		}
-		for i := 0; i < len(od); i++ {
-			if od[i] == 31 {
-				f.LastOutcome, f.LastDetail = od[:i], od[i+1:]
-				break
-			}
+		if parts := strings.SplitN(od, "\x1f", 3); len(parts) == 3 {
+			f.LastOutcome, f.LastDetail = parts[0], parts[2]
+			f.LastStatus, _ = strconv.Atoi(parts[1])
 		}
 		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("failure streaks: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failure streaks: %w", s.queryErr(err))
 	}
 	return out, nil
 }

@@ -50,6 +50,10 @@ type Store struct {
 	db       *sql.DB
 	path     string
 	readOnly bool
+	// Step, when set (right after Open, before any other use), is called
+	// just before and just after each write transaction's commit: the
+	// crash tests kill the process there.
+	Step func(step string)
 }
 
 // Open opens (creating it, and its directory, when missing) the database at
@@ -90,13 +94,21 @@ func Open(path string) (*Store, error) {
 	}
 	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), path: path}
 	ctx := context.Background()
-	if err := s.db.PingContext(ctx); err != nil {
-		s.db.Close()
-		return nil, s.openErr(err)
+	// Switching a new file to WAL takes a lock that a process opening the
+	// same new file at the same moment may hold: such an open is retried.
+	var err2 error
+	for try := 0; try <= busyRetries; try++ {
+		if err2 = s.db.PingContext(ctx); err2 == nil {
+			err2 = s.migrate(ctx)
+		}
+		if !isBusy(err2) {
+			break
+		}
+		time.Sleep(time.Duration(50*(try+1)) * time.Millisecond)
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err2 != nil {
 		s.db.Close()
-		return nil, s.openErr(err)
+		return nil, s.openErr(err2)
 	}
 	return s, nil
 }
@@ -207,7 +219,9 @@ func buildDSN(path string, readOnly bool) (string, error) {
 	if !strings.HasPrefix(esc, "/") {
 		esc = "/" + esc
 	}
-	q := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1", BusyTimeout.Milliseconds())
+	// The statement cache keeps each connection's prepared statements:
+	// the same few statements run for every call.
+	q := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1&_stmt_cache_size=32", BusyTimeout.Milliseconds())
 	if readOnly {
 		q += "&mode=ro&_query_only=1"
 	} else {
@@ -280,12 +294,18 @@ func isBusy(err error) bool {
 // the whole transaction is tried again (at most busyRetries times), so fn
 // must be safe to run more than once.
 func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	return s.writeSync(ctx, what, false, fn)
+}
+
+// writeSync is write; with durable set, the commit reaches the disk before
+// it returns (see tryWrite).
+func (s *Store) writeSync(ctx context.Context, what string, durable bool, fn func(tx *sql.Tx) error) error {
 	if s.readOnly {
 		return fmt.Errorf("%s: the database %s is opened read-only and writes are refused", what, s.path)
 	}
 	var err error
 	for try := 0; ; try++ {
-		err = s.tryWrite(ctx, fn)
+		err = s.tryWrite(ctx, what, durable, fn)
 		if err == nil {
 			return nil
 		}
@@ -316,16 +336,52 @@ func (s *Store) lockedErr(what string, err error) error {
 		what, s.path, (busyRetries+1)*BusyTimeout, err, s.path)
 }
 
-func (s *Store) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE through _txlock
+// tryWrite runs fn in one transaction. A durable one runs on a connection
+// switched to synchronous=FULL for its commit: in WAL mode with NORMAL a
+// commit is not fsynced, and a power cut can take it back after the side
+// effect it guards (a file written, a webhook sent) already happened. The
+// fsync of the WAL at that commit also makes every earlier commit durable.
+func (s *Store) tryWrite(ctx context.Context, what string, durable bool, fn func(tx *sql.Tx) error) error {
+	if !durable {
+		tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE through _txlock
+		if err != nil {
+			return err
+		}
+		return s.commitWith(tx, what, fn)
+	}
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
+		return err
+	}
+	// Back to NORMAL before the connection returns to the pool; a failure
+	// there only leaves one connection slower.
+	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous = NORMAL") //nolint:errcheck
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	return s.commitWith(tx, what+" (durable)", fn)
+}
+
+func (s *Store) commitWith(tx *sql.Tx, what string, fn func(tx *sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if s.Step != nil {
+		s.Step("before commit: " + what)
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if s.Step != nil {
+		s.Step("committed: " + what)
+	}
+	return nil
 }
 
 // TimeLayout is the layout of every stored timestamp: UTC ISO-8601 with

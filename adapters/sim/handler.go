@@ -356,6 +356,9 @@ func (s *Server) compose(t turn, c call) answer {
 			a.text = "OK"
 		}
 	} else {
+		if t.prof.VaryTitles {
+			b.title = fmt.Sprintf("%s (take %d)", b.title, t.n)
+		}
 		g := newGenerator(b, rng)
 		fence := !c.jsonMode && rng.IntN(10) < 3
 		switch fault {

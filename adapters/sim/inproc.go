@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,59 +12,10 @@ import (
 	"github.com/contentpipe/contentpipe/chain"
 )
 
-// VirtualClock is a chain.Clock whose time only moves when someone sleeps
-// on it: Sleep advances it at once and never blocks. It is what makes a
-// simulated year finish in seconds. The zero value starts at the zero time;
-// it is safe for concurrent use (but concurrent sleepers each advance it).
-type VirtualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-var _ chain.Clock = (*VirtualClock)(nil)
-
-// NewVirtualClock returns a clock reading start.
-func NewVirtualClock(start time.Time) *VirtualClock { return &VirtualClock{now: start} }
-
-// Now returns the virtual time.
-func (c *VirtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Sleep advances the clock by d (nothing for d ≤ 0) unless ctx is done.
-func (c *VirtualClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.Advance(d)
-	return nil
-}
-
-// Advance moves the clock forward by d (never backward).
-func (c *VirtualClock) Advance(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// Set moves the clock to t when t is later than its time.
-func (c *VirtualClock) Set(t time.Time) {
-	c.mu.Lock()
-	if t.After(c.now) {
-		c.now = t
-	}
-	c.mu.Unlock()
-}
-
 // InProc is a simulated provider that runs in the process: a chain.Provider
 // that needs no socket and no real time. Each request draws a fault — from
 // Profile.Script, then Profile.Rates (exactly as a loopback Server does),
-// then from its fault model when it has one — and answers the way the real
+// then from its Behaviour when it has one — and answers the way the real
 // adapter would report that fault from the real provider: the same
 // *chain.ProviderError fields (status, outcome, Retry-After, reset time,
 // quota scope, quota headers) and, for answers, text from the same article
@@ -80,27 +30,53 @@ type InProc struct {
 	Timeouts chain.Timeouts // the link's timeouts: how long a hang costs
 	JSONMode bool           // the link asks for JSON (always true for Gemini)
 	Profile  Profile        // Script, Rates, Seed, RetryAfter, Thin, as for a Server
+	// Behaviour, when set, decides each request the Profile leaves open
+	// (a fault model); nil means the Profile alone.
+	Behaviour Behaviour
 
-	beh   *behaviour // nil: no fault model (Profile only)
-	mu    sync.Mutex
-	n     int
-	perJ  map[string]int
-	vars  map[Fault]int
-	burst time.Time // end of the current per-minute 429 burst
-	qDay  time.Time // start of the provider day the quota counts
-	qUsed int
+	mu   sync.Mutex
+	n    int
+	vars map[Fault]int
 }
 
 var _ chain.Provider = (*InProc)(nil)
 
-// behaviour is the fault model of one provider inside a World.
-type behaviour struct {
-	m       ProviderModel
-	seed    uint64
-	outages []window // sorted by start, own and group outages merged
-	reset   reset
-	busy    func(time.Time) bool
-	factor  float64
+// Behaviour is what a fault model says about each request to one
+// in-process provider: its fault, how long it takes and how its answer is
+// written. InProc asks it under its own lock, one request at a time, so an
+// implementation may keep state (a quota used, a 429 burst) without a lock
+// of its own.
+type Behaviour interface {
+	// Decide decides req at now. When scripted is true the provider's
+	// Profile has already chosen fault: Decide keeps it and decides only
+	// the rest.
+	Decide(now time.Time, req chain.Request, fault Fault, scripted bool) Decision
+}
+
+// Decision is a Behaviour's answer for one request. The zero value is a
+// normal answer at once with the Profile's text.
+type Decision struct {
+	Fault Fault
+	// RetryAfter is the wait a per-minute 429 advertises; 0 means the
+	// Profile's RetryAfter.
+	RetryAfter time.Duration
+	// ResetAt is when the quota behind a daily 429 resets; the zero time
+	// means the flavor's usual answer.
+	ResetAt time.Time
+	// Quota is the daily allowance left; InProc reports it only for the
+	// flavors whose real APIs send daily headers (Groq and Cerebras).
+	Quota chain.QuotaHint
+	// Latency is how long the call takes; FirstToken the part of it
+	// before the first token.
+	Latency, FirstToken time.Duration
+	// TextSeed and TextN select the answer's text from the article
+	// generator when the Profile names no Seed.
+	TextSeed int64
+	TextN    int
+	// Thin asks for a thin article; Length is the share of the asked
+	// length the model aims at (0 and 1 mean as asked).
+	Thin   bool
+	Length float64
 }
 
 // draw is what one request drew.
@@ -111,6 +87,7 @@ type draw struct {
 	quota    chain.QuotaHint
 	latency  time.Duration
 	firstTok time.Duration
+	length   float64 // share of the asked length aimed at; 0 = as asked
 	turn     turn
 }
 
@@ -135,7 +112,7 @@ func (p *InProc) draw(req chain.Request) draw {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.vars == nil {
-		p.vars, p.perJ = map[Fault]int{}, map[string]int{}
+		p.vars = map[Fault]int{}
 	}
 	p.n++
 	n := p.n
@@ -149,112 +126,23 @@ func (p *InProc) draw(req chain.Request) draw {
 		d.fault, scripted = f, true
 	}
 	textN := n
-	if b := p.beh; b != nil {
-		// Draws depend on the job and the how-many-th call of it this is, not
-		// on the provider's total count: every scenario meets the same
-		// answer for the same job (common random numbers).
-		p.perJ[req.JobID]++
-		k := p.perJ[req.JobID]
-		rng := rand.New(rand.NewPCG(b.seed^hash64("call/"+p.Name), hash64(req.JobID)+uint64(k)))
-		// The text seed does not depend on the provider either: providers
-		// differ by their quality model (thin, length, bad answers), and
-		// equal texts let the simulator score each distinct answer once.
-		textSeed := int64(rand.New(rand.NewPCG(b.seed^hash64("text"), hash64(req.JobID)+uint64(k))).Uint64() >> 1)
+	if b := p.Behaviour; b != nil {
+		dec := b.Decide(now, req, d.fault, scripted)
 		if prof.Seed == 0 {
-			prof.Seed, textN = textSeed, k
+			prof.Seed, textN = dec.TextSeed, dec.TextN
 		}
-		if !scripted {
-			d = p.modelDraw(b, rng, now, d)
-			if p.Flavor != FlavorGroq && p.Flavor != FlavorCerebras {
-				d.quota = chain.QuotaHint{Remaining: -1} // only these two send daily headers
-			}
+		d.fault, d.retry, d.resetAt = dec.Fault, dec.RetryAfter, dec.ResetAt
+		d.latency, d.firstTok, d.length = dec.Latency, dec.FirstToken, dec.Length
+		if !scripted && (p.Flavor == FlavorGroq || p.Flavor == FlavorCerebras) {
+			d.quota = dec.Quota // only these two send daily headers
 		}
-		d.latency, d.firstTok = b.latency(rng, d.fault)
-		prof.Thin = prof.Thin || b.m.Quality.Thin
+		prof.Thin = prof.Thin || dec.Thin
 	}
 	v := p.vars[d.fault]
 	p.vars[d.fault] = v + 1
 	d.turn = turn{n: textN, fault: d.fault, prof: prof, rng: rand.New(rand.NewPCG(uint64(prof.Seed), uint64(textN))), variant: v}
-	if p.beh == nil {
+	if p.Behaviour == nil {
 		d.quota = p.serverQuota(n, d.fault, now)
-	}
-	return d
-}
-
-// modelDraw draws a fault from the fault model at now.
-func (p *InProc) modelDraw(b *behaviour, rng *rand.Rand, now time.Time, d draw) draw {
-	if w, ok := b.outageAt(now); ok {
-		d.fault = w.fault
-		return d
-	}
-	rl := b.m.RateLimit
-	day := b.reset.dayStart(now)
-	if !day.Equal(p.qDay) {
-		p.qDay, p.qUsed = day, 0
-	}
-	quota := rl.DailyQuota
-	if rl.BusyDayQuota > 0 && b.busy(day) {
-		quota = rl.BusyDayQuota
-	}
-	next := b.reset.next(now)
-	if quota > 0 {
-		d.quota = chain.QuotaHint{Remaining: max(0, quota-p.qUsed), Reset: next.Sub(now)}
-		if p.qUsed >= quota {
-			d.fault, d.resetAt = FaultRateDay, next
-			return d
-		}
-	}
-	if now.Before(p.burst) {
-		d.fault, d.retry = FaultRateMinute, p.burst.Sub(now)
-		return d
-	}
-	pm := rl.PerMinute
-	if v, ok := rl.ByHour[strconv.Itoa(now.UTC().Hour())]; ok {
-		pm = v
-	}
-	if b.busy(day) {
-		pm = math.Min(1, pm*b.factor)
-	}
-	if rng.Float64() < pm {
-		mean := rl.Burst
-		if mean <= 0 {
-			mean = 20 * time.Second
-		}
-		length := max(time.Second, time.Duration(rng.ExpFloat64()*float64(mean)))
-		p.burst = now.Add(length)
-		d.fault, d.retry = FaultRateMinute, length
-		return d
-	}
-	e := b.m.Errors
-	u := rng.Float64()
-	switch {
-	case u < e.ServerError:
-		d.fault = FaultServerError
-	case u < e.ServerError+e.Unavailable:
-		d.fault = FaultUnavailable
-	case u < e.ServerError+e.Unavailable+e.Timeout:
-		d.fault = FaultHang
-	case u < e.ServerError+e.Unavailable+e.Timeout+e.StreamCut:
-		d.fault = FaultStreamCut
-	default:
-		q := b.m.Quality
-		u = rng.Float64()
-		switch {
-		case u < q.LowQuality:
-			d.fault = FaultLowQuality
-		case u < q.LowQuality+q.MetaPhrase:
-			d.fault = FaultMetaPhrase
-		case u < q.LowQuality+q.MetaPhrase+q.BadJSON:
-			d.fault = FaultBadJSON
-		case u < q.LowQuality+q.MetaPhrase+q.BadJSON+q.Truncate:
-			d.fault = FaultTruncate
-		}
-	}
-	if d.fault != FaultServerError && d.fault != FaultUnavailable && d.fault != FaultHang {
-		p.qUsed++ // an answered request counts against the day's quota
-		if quota > 0 {
-			d.quota.Remaining = max(0, quota-p.qUsed)
-		}
 	}
 	return d
 }
@@ -274,42 +162,6 @@ func (p *InProc) serverQuota(n int, f Fault, now time.Time) chain.QuotaHint {
 		return chain.QuotaHint{Remaining: rem, Reset: nextUTCMidnight(now).Sub(now).Round(10 * time.Millisecond)}
 	}
 	return chain.QuotaHint{Remaining: -1}
-}
-
-// latency draws the time a call takes.
-func (b *behaviour) latency(rng *rand.Rand, f Fault) (total, first time.Duration) {
-	l := b.m.Latency
-	switch f {
-	case FaultNone, FaultLowQuality, FaultMetaPhrase, FaultBadJSON, FaultTruncate, FaultStreamCut, FaultSlowFirstToken:
-		med := l.Median
-		if med <= 0 {
-			med = 12 * time.Second
-		}
-		p95 := l.P95
-		if p95 <= med {
-			p95 = med * 5 / 2
-		}
-		total = lognormal(rng, med, p95)
-		share := l.FirstToken
-		if share <= 0 {
-			share = 0.15
-		}
-		return total, time.Duration(float64(total) * share)
-	}
-	if l.Error > 0 {
-		return l.Error, 0
-	}
-	return 300 * time.Millisecond, 0
-}
-
-func (b *behaviour) outageAt(t time.Time) (window, bool) {
-	i := sort.Search(len(b.outages), func(i int) bool { return b.outages[i].to.After(t) })
-	for ; i < len(b.outages) && !b.outages[i].from.After(t); i++ {
-		if t.Before(b.outages[i].to) {
-			return b.outages[i], true
-		}
-	}
-	return window{}, false
 }
 
 // fail builds the adapter's error for an error fault.
@@ -417,8 +269,8 @@ func (p *InProc) render(ctx context.Context, d draw, req chain.Request) (chain.R
 		}
 	}
 	user := req.Prompt
-	if p.beh != nil && p.beh.m.Quality.Length > 0 && p.beh.m.Quality.Length != 1 {
-		user = scaleTarget(user, p.beh.m.Quality.Length)
+	if d.length > 0 && d.length != 1 {
+		user = scaleTarget(user, d.length)
 	}
 	c := call{model: p.model(), stream: req.Stream, jsonMode: p.JSONMode || p.Flavor == FlavorGemini,
 		maxTokens: req.MaxTokens, user: user, system: req.System}

@@ -33,8 +33,13 @@
 //	defer set.Close()
 //	geminiBaseURL := set.BaseURL(sim.FlavorGemini)
 //
+// InProc is the same provider without a socket, on a VirtualClock: it
+// answers with the same article generator and reports each fault as the
+// real adapter would. A Behaviour (the what-if simulator's fault model,
+// package whatif) can decide its requests.
+//
 // It is used by `contentpipe run --demo`, by adapter and chain tests, and by
-// the simulator. It imports no SDK; it is plain net/http.
+// the what-if simulator. It imports no SDK; it is plain net/http.
 package sim
 
 import (
@@ -204,6 +209,10 @@ type Profile struct {
 	// Thin marks a smaller model: its normal articles reach about 82-88% of
 	// the target words (still meeting the section minimums) instead of 100-110%.
 	Thin bool
+	// VaryTitles gives every answer its own title (the brief's title plus
+	// " (take N)", N the request's number), so that two answers of one job
+	// publish under two different slugs: the crash tests' providers.
+	VaryTitles bool
 	// Now is the clock used for timestamps and advertised reset times; nil
 	// means time.Now. Waits always run in real time.
 	Now func() time.Time

@@ -219,6 +219,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		m.Raw = r.FormValue("text")
 	}
 	switch m.ParseMode {
+	case "HTML":
+		text, err := ParseHTML(m.Raw)
+		if err != nil {
+			s.fail(w, http.StatusBadRequest, "Bad Request: can't parse entities: "+err.Error())
+			return
+		}
+		m.Text = text
 	case "MarkdownV2":
 		text, err := ParseMarkdownV2(m.Raw)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -55,8 +54,16 @@ func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *teleme
 			a.log.Debug("telegram not configured: alerts go to stderr and the alerts table")
 		})
 	}
-	host, _ := os.Hostname()
-	s := &alerts.Sender{Store: store, To: to, Owner: host + ":" + strconv.Itoa(os.Getpid()), Log: a.log}
+	// The sender holds its leases as a registered process, so that a sender
+	// killed mid-send frees its alerts at once (telemetry.Store.Alive).
+	proc, err := store.Register()
+	if err != nil {
+		a.log.Warn("alerts outbox", "err", err)
+		return alerts.FlushResult{Stopped: true}
+	}
+	defer proc.Close()
+	s := &alerts.Sender{Store: store, To: to, Owner: telemetry.OwnerKey(proc.Owner), Log: a.log,
+		Warn: alerts.NewOutbox(store, a.stderr)}
 	res, err := s.Flush(ctx)
 	if err != nil {
 		a.log.Warn("alerts outbox", "err", err)
@@ -73,10 +80,11 @@ func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *teleme
 	return res
 }
 
-// evaluateRules queues the alerts of the database-wide rules (budget,
-// provider_down, review_queue) after a command that made calls.
+// evaluateRules runs the database-wide rules after a command that made
+// calls: the chain_down and provider_down incidents (derived from the
+// recorded calls, skips and jobs), budget and review_queue.
 func (a *app) evaluateRules(ctx context.Context, cfg *config.Config, store *telemetry.Store, links []*chain.Link, now time.Time) {
-	r := alerts.Rules{Store: store, Notifier: alerts.NewOutbox(store, a.stderr), Caps: capLimits(links, now),
+	r := alerts.Rules{Store: store, Notifier: alerts.NewOutbox(store, a.stderr), Console: a.stderr, Caps: capLimits(links, now),
 		BudgetWarnAt: cfg.Alerts.BudgetWarnAt, ProviderDownAfter: cfg.Alerts.ProviderDownAfter}
 	if err := r.Evaluate(context.WithoutCancel(ctx), now); err != nil {
 		a.log.Warn("alert rules", "err", err)

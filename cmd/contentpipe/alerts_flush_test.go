@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +18,9 @@ func allDown() map[sim.Flavor]sim.Profile {
 
 // TestAlertsTelegramDownDuringRunSentByNextCommand: every provider fails,
 // Telegram is down during the run: the run still ends normally (exit 1 for
-// the deferred jobs), its alerts stay in the outbox, and the next command
-// of another kind delivers each exactly once.
+// the deferred jobs), its one chain-down incident message (not one per
+// job) stays in the outbox, and the next command of another kind delivers
+// every pending alert exactly once.
 func TestAlertsTelegramDownDuringRunSentByNextCommand(t *testing.T) {
 	const topics = 3
 	w, bot := telegramWorld(t, topics, allDown(), "")
@@ -34,8 +34,8 @@ func TestAlertsTelegramDownDuringRunSentByNextCommand(t *testing.T) {
 		t.Fatal("the bot token was printed")
 	}
 	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
-	if n := count(t, db, `SELECT COUNT(*) FROM alerts WHERE rule = 'all_failed' AND sent_at IS NULL`); n != topics {
-		t.Fatalf("%d pending all_failed alerts, want %d", n, topics)
+	if n := count(t, db, `SELECT COUNT(*) FROM alerts WHERE rule = 'chain_down' AND sent_at IS NULL`); n != 1 {
+		t.Fatalf("%d pending chain_down alerts for %d deferred jobs, want 1", n, topics)
 	}
 	if n := count(t, db, `SELECT COUNT(*) FROM alerts WHERE last_error LIKE '%AAH-e2e%'`); n != 0 {
 		t.Fatal("the token is in alerts.last_error")
@@ -64,14 +64,16 @@ func TestAlertsTelegramDownDuringRunSentByNextCommand(t *testing.T) {
 	for _, m := range bot.Messages() {
 		shown.WriteString(m.Text + "\n")
 	}
-	for i := 0; i < topics; i++ {
-		id := fmt.Sprintf("/topic-%03d", i)
-		if n := strings.Count(shown.String(), "Every provider failed for job "); n != topics {
-			t.Fatalf("%d all_failed messages, want %d:\n%s", n, topics, shown.String())
-		}
-		if n := strings.Count(shown.String(), id+" ("); n != 1 {
-			t.Errorf("alert for %s delivered %d times", id, n)
-		}
+	if n := strings.Count(shown.String(), "Down: the whole chain"); n != 1 {
+		t.Fatalf("%d chain-down messages, want 1:\n%s", n, shown.String())
+	}
+	want := count(t, db, `SELECT COUNT(*) FROM alerts`)
+	seen := map[string]int{}
+	for _, m := range bot.Messages() {
+		seen[m.Text]++
+	}
+	if len(bot.Messages()) != want || len(seen) != want {
+		t.Fatalf("%d messages (%d distinct) for %d alerts:\n%s", len(bot.Messages()), len(seen), want, shown.String())
 	}
 	if n := count(t, db, `SELECT COUNT(*) FROM alerts WHERE sent_at IS NULL`); n != 0 {
 		t.Fatalf("%d alerts still pending", n)
@@ -130,15 +132,15 @@ func TestAlertsWithoutTelegramGoToStderrOnce(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
-	if n := strings.Count(r.stderr, "ALERT [CRITICAL] Every provider failed"); n != 2 {
-		t.Fatalf("%d alerts on stderr, want 2:\n%s", n, r.stderr)
+	if n := strings.Count(r.stderr, "ALERT [CRITICAL] Down: the whole chain"); n != 1 {
+		t.Fatalf("%d chain-down alerts on stderr, want 1:\n%s", n, r.stderr)
 	}
 	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
-	if n := count(t, db, `SELECT COUNT(*) FROM alerts WHERE rule = 'all_failed' AND sent_at IS NOT NULL`); n != 2 {
-		t.Fatalf("%d all_failed alerts marked delivered, want 2", n)
+	if n := count(t, db, `SELECT COUNT(*) FROM alerts WHERE rule = 'chain_down' AND sent_at IS NOT NULL`); n != 1 {
+		t.Fatalf("%d chain_down alerts marked delivered, want 1", n)
 	}
 	r2 := run(t, w.dir, w.env, "alerts", "flush")
-	if r2.code != 0 || strings.Contains(r2.stderr, "Every provider failed") {
+	if r2.code != 0 || strings.Contains(r2.stderr, "ALERT") {
 		t.Fatalf("a later command printed old alerts again: %d\n%s", r2.code, r2.stderr)
 	}
 	if a := run(t, w.dir, w.env, "alerts", "test"); a.code != 2 || !strings.Contains(a.stderr, "TELEGRAM_BOT_TOKEN") {

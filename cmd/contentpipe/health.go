@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,19 +94,8 @@ func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 	out := alerts.NewOutbox(store, a.stderr)
 	unhealthy := 0
 	fmt.Fprintf(a.stdout, "\nhealth of the chain (%d providers, %s):\n", len(ch.Links), end.Sub(start).Round(time.Millisecond))
+	printHealthTable(a.stdout, checks)
 	for _, h := range checks {
-		switch {
-		case h.Status == chain.HealthOK:
-			fmt.Fprintf(a.stdout, "  %-12s healthy    %-28s latency %s, first token %s\n", h.Provider, h.Model, ms(h.Latency), ms(h.FirstToken))
-		case h.Skip != "":
-			fmt.Fprintf(a.stdout, "  %-12s %-10s %-28s %s\n", h.Provider, h.Status, h.Model, h.Detail)
-		default:
-			status := ""
-			if h.HTTPStatus != 0 {
-				status = fmt.Sprintf(" (HTTP %d)", h.HTTPStatus)
-			}
-			fmt.Fprintf(a.stdout, "  %-12s UNHEALTHY  %-28s %s%s after %s: %s\n", h.Provider, h.Model, h.Outcome, status, ms(h.Latency), h.Detail)
-		}
 		if h.Unhealthy() {
 			unhealthy++
 			outcome := string(h.Outcome)
@@ -129,6 +120,27 @@ func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 		return exitWith(exitPartial, fmt.Errorf("%d of %d providers unhealthy", unhealthy, len(checks)))
 	}
 	return nil
+}
+
+// printHealthTable writes one row per link: provider, status, model and
+// what was measured, in columns as wide as their longest cell.
+func printHealthTable(w io.Writer, checks []chain.HealthCheck) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, h := range checks {
+		switch {
+		case h.Status == chain.HealthOK:
+			fmt.Fprintf(tw, "  %s\thealthy\t%s\tlatency %s, first token %s\n", h.Provider, h.Model, ms(h.Latency), ms(h.FirstToken))
+		case h.Skip != "":
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", h.Provider, h.Status, h.Model, h.Detail)
+		default:
+			status := ""
+			if h.HTTPStatus != 0 {
+				status = fmt.Sprintf(" (HTTP %d)", h.HTTPStatus)
+			}
+			fmt.Fprintf(tw, "  %s\tUNHEALTHY\t%s\t%s%s after %s: %s\n", h.Provider, h.Model, h.Outcome, status, ms(h.Latency), h.Detail)
+		}
+	}
+	_ = tw.Flush()
 }
 
 func ms(d time.Duration) string {

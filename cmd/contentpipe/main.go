@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit statuses of SPEC §1.
+// Exit statuses of every command (README.md, Commands).
 const (
 	exitOK      = 0
 	exitPartial = 1 // a job went to review or was deferred; unhealthy; unknown id; SQL error
@@ -40,11 +40,16 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func exitWith(code int, err error) error { return &exitError{code: code, err: err} }
 
-// app holds the global flags and the process environment.
+// app holds the global flags and the process environment. stdout and
+// stderr carry timestamps on every line once setupOutput found them not to
+// be a terminal; logOut is the process's stderr under the slog logger.
 type app struct {
 	configPath string
+	logFormat  string // --log-format: text (default) or json
+	logLevel   string // --log-level: debug, info (default), warn, error
 	stdout     io.Writer
 	stderr     io.Writer
+	logOut     io.Writer
 	getenv     func(string) string
 	log        *slog.Logger
 }
@@ -56,25 +61,26 @@ func main() {
 }
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	a := &app{stdout: stdout, stderr: stderr, getenv: getenv}
+	a := &app{stdout: stdout, stderr: stderr, logOut: stderr, getenv: getenv, logFormat: "text", logLevel: "info"}
 	a.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	defer a.flushOutput()
 	if err == nil {
 		return exitOK
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(stderr, "contentpipe:", ee.err)
+			fmt.Fprintln(a.errorOut(), "contentpipe:", ee.err)
 		}
 		return ee.code
 	}
 	// cobra's own errors: unknown command or flag — usage errors.
-	fmt.Fprintln(stderr, "contentpipe:", err)
+	fmt.Fprintln(a.errorOut(), "contentpipe:", err)
 	return exitConfig
 }
 
@@ -85,12 +91,25 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
 	root.PersistentFlags().StringVar(&a.configPath, "config", "contentpipe.yaml", "config file")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", a.logFormat, "log format on stderr: text or json (json also wraps plain output lines when not on a terminal)")
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", a.logLevel, "lowest level logged: debug, info, warn or error")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		return a.setupOutput(topCommand(cmd))
+	}
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
 	return root
+}
+
+// topCommand is the name of the subcommand of root that cmd belongs to
+// ("alerts" for `alerts flush`).
+func topCommand(cmd *cobra.Command) string {
+	for cmd.HasParent() && cmd.Parent().HasParent() {
+		cmd = cmd.Parent()
+	}
+	return cmd.Name()
 }
 
 // commands are the subcommands; each command's file registers its

@@ -214,9 +214,13 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // writeMetrics writes a metrics file atomically (a temporary file in the
 // same directory, then rename), so node_exporter's textfile collector never
-// reads half a file. The file is world-readable (0644) for the collector.
+// reads half a file. The file is world-readable (0644) for the collector;
+// a missing directory is created (0755).
 func writeMetrics(path string, content []byte) error {
 	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write metrics: %w", err)
+	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write metrics: %w", err)

@@ -13,17 +13,23 @@ import (
 	"github.com/contentpipe/contentpipe/chain"
 )
 
-// progress prints a run's live progress: on a terminal one updating line
-// per job with a ticking countdown during waits; otherwise plain lines.
+// progress prints a run's live progress: one line per event (a try, a
+// skip, a wait and its reason, an outcome), each prefixed with the job
+// (k of n) and its topic. On a terminal a wait of a second or more also
+// gets a countdown on the line below the last event, rewritten in place
+// until the next event; otherwise the lines are plain (main adds a
+// timestamp to each). A wait whose reason the failure line before it has
+// just printed says only how long it waits.
 type progress struct {
 	w     io.Writer
 	tty   bool
 	total int
 
-	mu    sync.Mutex
-	index map[string]int
-	next  int
-	stop  chan struct{}
+	mu         sync.Mutex
+	index      map[string]int
+	lastReason map[string]string // per job: the reason printed by its last outcome line
+	next       int
+	stop       chan struct{}
 }
 
 func newProgress(w io.Writer, total int) *progress {
@@ -31,7 +37,7 @@ func newProgress(w io.Writer, total int) *progress {
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &progress{w: w, tty: tty, total: total, index: map[string]int{}}
+	return &progress{w: w, tty: tty, total: total, index: map[string]int{}, lastReason: map[string]string{}}
 }
 
 func (p *progress) jobNo(j chain.Job) int {
@@ -53,12 +59,20 @@ func (p *progress) event(e chain.Event) {
 	var line string
 	switch e.Kind {
 	case "try":
+		delete(p.lastReason, e.Job.ID)
 		line = fmt.Sprintf("%s trying %s (attempt %d)", prefix, e.Provider, e.Attempt)
 	case "skip":
+		delete(p.lastReason, e.Job.ID)
 		line = fmt.Sprintf("%s skipping %s: %s", prefix, e.Provider, e.Reason)
 	case "wait":
-		line = fmt.Sprintf("%s waiting %s before the next try: %s", prefix, e.Wait.Round(100*time.Millisecond), e.Reason)
+		line = fmt.Sprintf("%s waiting %s before the next try", prefix, e.Wait.Round(100*time.Millisecond))
+		if e.Reason != "" && e.Reason != p.lastReason[e.Job.ID] {
+			line += ": " + e.Reason
+		}
 	case "outcome":
+		if shorten(e.Reason, 120) == e.Reason {
+			p.lastReason[e.Job.ID] = e.Reason // printed in full below
+		}
 		switch e.Outcome {
 		case chain.OutcomeOK:
 			line = fmt.Sprintf("%s %s answered, quality %.0f: accepted", prefix, e.Provider, e.Score)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -17,7 +18,7 @@ func init() { register((*app).reportCmd) }
 
 // reportSender is what the report needs from a chat: *alerts.Telegram.
 type reportSender interface {
-	SendText(ctx context.Context, text string) error
+	SendSections(ctx context.Context, sections []string) error
 	SendPhoto(ctx context.Context, name string, png []byte, caption string) error
 }
 
@@ -36,7 +37,7 @@ func (a *app) reportCmd() *cobra.Command {
 			if days < 1 {
 				return exitWith(exitConfig, fmt.Errorf("--days %d: use a whole number of days, 1 or more", days))
 			}
-			return a.doReport(cmd.Context(), cmd, days, chart)
+			return a.doReport(cmd.Context(), cmd, days, cmd.Flags().Changed("days"), chart)
 		},
 	}
 	cmd.Flags().IntVar(&days, "days", 7, "days to report on: the window starts at 00:00 UTC that many days ago and ends now")
@@ -47,8 +48,10 @@ func (a *app) reportCmd() *cobra.Command {
 // doReport prints the report of the last days and, when the decay detectors
 // flag a new trend, queues the weekly trend alert. It reads through a
 // read-only store; only a trend alert opens the database for writing.
-// With Telegram configured the report and its chart go there too.
-func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, chart string) error {
+// With Telegram configured the chart and the short chat version of the
+// report (alerts.Report.Telegram) go there too. The chart spans the days
+// with data, or every day of the window when --days was given.
+func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, daysGiven bool, chart string) error {
 	cfg, err := a.readConfig(cmd)
 	if err != nil {
 		return exitWith(exitConfig, err)
@@ -85,8 +88,9 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, chart 
 	rep := alerts.NewReport(d)
 	text := rep.Text()
 	fmt.Fprint(a.stdout, text)
+	copt := alerts.ChartOptions{FullWindow: daysGiven, Threshold: cfg.Quality.Threshold}
 	if chart != "" {
-		png, err := alerts.Chart(rep.Data)
+		png, err := alerts.Chart(rep.Data, copt)
 		if err == nil {
 			err = os.WriteFile(chart, png, 0o644)
 		}
@@ -106,8 +110,12 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, chart 
 		return nil
 	}
 	var to reportSender = alerts.NewTelegram(tg.Token, tg.ChatID, tg.APIEndpoint, nil)
-	if err := sendReport(ctx, to, rep, text); err != nil {
+	if err := sendReport(ctx, to, rep, copt); err != nil {
 		a.log.Warn("report not sent to Telegram", "err", err)
+		var de *alerts.DeliveryError
+		if errors.As(err, &de) && de.ClampedFrom > 0 {
+			a.queueClamped(ctx, cfg, de.ClampedFrom)
+		}
 		return nil
 	}
 	fmt.Fprintln(a.stdout, "\nreport sent to Telegram")
@@ -134,16 +142,31 @@ func (a *app) queueAndFlush(ctx context.Context, cfg *config.Config, rep alerts.
 	a.flushAlerts(ctx, cfg, store)
 }
 
-// sendReport sends the chart with a short caption, then the full text.
-func sendReport(ctx context.Context, to reportSender, rep alerts.Report, text string) error {
-	png, err := alerts.Chart(rep.Data)
+// queueClamped raises the delay_clamped warning for a retry_after Telegram
+// named while the report was sent; it goes out with the next flush.
+func (a *app) queueClamped(ctx context.Context, cfg *config.Config, sent time.Duration) {
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		a.log.Warn("delay_clamped alert not queued", "err", err)
+		return
+	}
+	defer store.Close()
+	if err := alerts.NewOutbox(store, a.stderr).Notify(ctx, alerts.ClampedAlert(sent, time.Now())); err != nil {
+		a.log.Warn("delay_clamped alert not queued", "err", err)
+	}
+}
+
+// sendReport sends the chart with a short caption, then the report's chat
+// sections (the full text stays on stdout).
+func sendReport(ctx context.Context, to reportSender, rep alerts.Report, copt alerts.ChartOptions) error {
+	png, err := alerts.Chart(rep.Data, copt)
 	if err != nil {
 		return err
 	}
 	if err := to.SendPhoto(ctx, "contentpipe-report.png", png, rep.Caption()); err != nil {
 		return fmt.Errorf("send chart: %w", err)
 	}
-	if err := to.SendText(ctx, text); err != nil {
+	if err := to.SendSections(ctx, rep.Telegram()); err != nil {
 		return fmt.Errorf("send report text: %w", err)
 	}
 	return nil

@@ -243,7 +243,8 @@ func TestReportToTelegram(t *testing.T) {
 			}
 			photo = strings.Contains(m.Text, "calls")
 		case "sendMessage":
-			if strings.Contains(m.Text, "contentpipe report:") || strings.Contains(m.Text, "Calls (every attempt") {
+			// The chat gets the short HTML version; the full text stays on stdout.
+			if m.ParseMode == "HTML" && strings.Contains(m.Text, "contentpipe report · ") && strings.Contains(m.Text, "\nCalls\n") {
 				text = true
 			}
 		}

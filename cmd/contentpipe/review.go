@@ -212,6 +212,11 @@ func (a *app) reviewApprove(cmd *cobra.Command, id string) error {
 		fmt.Fprintf(a.stdout, "already published: %s → %s (nothing published now)\n", id, rec.Location)
 		return nil
 	}
+	proc, err := readyToPublish(ctx, store, cfg)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	defer proc.Close()
 	gate, _, err := buildGate(cfg)
 	if err != nil {
 		return exitWith(exitConfig, err)
@@ -228,13 +233,12 @@ func (a *app) reviewApprove(cmd *cobra.Command, id string) error {
 		}
 		cand = c
 	}
-	host, _ := os.Hostname()
 	r := &chain.Runner{
 		Chain:     &chain.Chain{Store: store, Gate: gate, Clock: chain.RealClock{}, Deadline: cfg.Job.Deadline},
 		Jobs:      store,
 		Publisher: buildPublisher(cfg),
-		Owner:     chain.Owner{Host: host, PID: os.Getpid()},
-		Alive:     processAlive(host),
+		Owner:     proc.Owner,
+		Alive:     store.Alive,
 	}
 	loc, already, err := r.Approve(context.WithoutCancel(ctx), store, job, cand)
 	switch {

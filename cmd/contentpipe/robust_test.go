@@ -92,8 +92,9 @@ func TestSignalDuringRun(t *testing.T) {
 			if ws.Signaled() {
 				t.Fatalf("run died of %v instead of stopping cleanly", ws.Signal())
 			}
-			if c := ws.ExitStatus(); c != 0 && c != 1 {
-				t.Fatalf("exit %d after %v", c, sig)
+			// Topics stay due: exit 1, and the run says so.
+			if c := ws.ExitStatus(); c != 1 {
+				t.Fatalf("exit %d after %v with topics still due, want 1", c, sig)
 			}
 			n := checkCleanState(t, w)
 			if n < 1 {
@@ -468,6 +469,36 @@ func TestCorruptDatabase(t *testing.T) {
 			t.Errorf("exit %d without saying the database is damaged:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 		t.Logf("FIGURES corrupt-db: exit %d: %s", r.code, strings.TrimSpace(lastLine(r.stderr)))
+	})
+	t.Run("one damaged page of jobs", func(t *testing.T) {
+		w := newSimWorld(t, 2, nil, "")
+		if r := run(t, w.dir, w.env, "run"); r.code != 0 {
+			t.Fatalf("first run exit %d\n%s", r.code, r.stderr)
+		}
+		path := filepath.Join(w.dir, "data", "pipeline.db")
+		conn := openDB(t, path)
+		root := count(t, conn, "SELECT rootpage FROM sqlite_master WHERE name = 'jobs'")
+		size := count(t, conn, "PRAGMA page_size")
+		conn.Close()
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The page header of the jobs table's root page: an invalid page type.
+		if _, err := f.WriteAt([]byte{0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42}, int64((root-1)*size)); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		w.addTopics(t, 2)
+		before := w.served()
+		r := run(t, w.dir, w.env, "run")
+		noCrash(t, "run on a damaged jobs page", r)
+		if r.code != 2 || !strings.Contains(r.stderr, "pipeline.db is damaged") || !strings.Contains(r.stderr, "integrity_check") {
+			t.Fatalf("exit %d, want 2 naming the file and integrity_check:\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if n := w.served() - before; n != 0 {
+			t.Errorf("%d provider calls on a damaged database", n)
+		}
 	})
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,7 +10,6 @@ import (
 	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
-	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 func init() { register((*app).runCmd) }
@@ -46,35 +44,32 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	}
 	defer l.close()
 	cfg := l.cfg
-	for _, w := range cfg.Warnings {
-		if opts.demo {
-			break // the embedded demo config has no file to point at
-		}
-		a.log.Warn(w)
-	}
-	store, err := telemetry.Open(cfg.Database)
+	store, proc, err := openPublishing(ctx, cfg)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
 	defer store.Close()
+	defer proc.Close()
+	a.logConfigWarnings(ctx, cfg, store, opts.demo)
 	ch, err := buildChain(ctx, cfg, store)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	host, _ := os.Hostname()
 	slot := time.Now().UTC().Format("2006-01-02")
 	jobs := jobsFor(cfg, l.topics, slot)
 	total := min(cfg.Job.PostsPerRun, len(jobs))
 	prog := newProgress(a.stdout, total)
 	defer prog.close()
 	ch.Progress = prog.event
+	pub := buildPublisher(cfg)
+	newCrashPoints().arm(store, pub)
 	r := &chain.Runner{
 		Chain:     ch,
 		Jobs:      store,
-		Publisher: buildPublisher(cfg),
+		Publisher: pub,
 		Notifier:  alerts.NewOutbox(store, a.stderr),
-		Owner:     chain.Owner{Host: host, PID: os.Getpid()},
-		Alive:     processAlive(host),
+		Owner:     proc.Owner,
+		Alive:     store.Alive,
 		Parallel:  cfg.Job.Parallel,
 	}
 	if cfg.RetentionDays > 0 {
@@ -97,15 +92,15 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	}
 	prog.close()
 	a.printSummary(cfg, slot, sum)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && sum.Unstarted > 0 {
 		// SIGTERM/SIGINT: the job in flight finished; the rest stays due.
-		fmt.Fprintln(a.stdout, "stopped by a signal: the job in flight finished; the topics not reached stay due for the next run")
+		fmt.Fprintf(a.stdout, "stopped by a signal: the job in flight finished; %d due topics not reached stay due for the next run\n", sum.Unstarted)
 	}
 	a.afterRun(ctx, cfg, store, ch, opts, runStart, sum) // alert rules, --metrics-file, outbox flush
 	switch {
 	case sum.Halt != nil:
 		return exitWith(exitHalted, fmt.Errorf("halted: %s refused our credentials; fix the key named by api_key_env and rerun", sum.Halt.Provider))
-	case sum.Review > 0 || sum.Deferred > 0 || sum.Errors > 0:
+	case sum.Review > 0 || sum.Deferred > 0 || sum.Errors > 0 || sum.Unstarted > 0:
 		return exitWith(exitPartial, nil)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -24,7 +25,8 @@ const serveFlushEvery = 5 * time.Minute
 
 // serveOptions are the flags of `serve`.
 type serveOptions struct {
-	metricsDir string
+	metricsDir  string
+	metricsAddr string
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -43,7 +45,8 @@ comes due while a run is still going is skipped). Pending alerts are delivered e
 			return a.doServe(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.metricsDir, "metrics-dir", "", "write run.prom and health.prom (Prometheus text format) into this directory after each run and health walk")
+	cmd.Flags().StringVar(&opts.metricsDir, "metrics-dir", "", "write run.prom and health.prom (Prometheus text format) into this directory (created if missing) after each run and health walk")
+	cmd.Flags().StringVar(&opts.metricsAddr, "metrics-addr", "", "serve the same metrics live on http://HOST:PORT/metrics")
 	return cmd
 }
 
@@ -61,16 +64,55 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	for _, w := range cfg.Warnings {
-		a.log.Warn(w)
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		return exitWith(exitConfig, err)
 	}
+	a.logConfigWarnings(ctx, cfg, store, false)
+	store.Close()
+	metricsDir, cleanup, err := a.startMetrics(ctx, cfg, opts)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	defer cleanup()
+	jobs := a.serveJobs(cfg, metricsDir)
+	var one sync.Mutex // one job at a time; the alert flush takes it too
+	c, err := a.scheduleJobs(ctx, cfg, jobs, &one)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	c.Start()
+	fmt.Fprintf(a.stdout, "serve: scheduled %s; waiting (SIGTERM or SIGINT stops after the job in flight)\n", describeSchedule(jobs))
+	tick := time.NewTicker(serveFlushEvery)
+	defer tick.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-tick.C:
+			if one.TryLock() {
+				a.serveFlush(ctx)
+				one.Unlock()
+			}
+		}
+	}
+	a.log.Info("stopping: waiting for the job in flight")
+	<-c.Stop().Done() // waits for the job in flight
+	fmt.Fprintln(a.stdout, "serve stopped")
+	return nil
+}
+
+// serveJobs are the scheduled commands of a config; metricsDir ("" =
+// none) gets their textfiles.
+func (a *app) serveJobs(cfg *config.Config, metricsDir string) []serveJob {
 	metrics := func(name string) string {
-		if opts.metricsDir == "" {
+		if metricsDir == "" {
 			return ""
 		}
-		return opts.metricsDir + "/" + name
+		return filepath.Join(metricsDir, name)
 	}
-	jobs := []serveJob{
+	return []serveJob{
 		{"run", cfg.Schedule.Run, func(ctx context.Context) error {
 			return a.doRun(ctx, runOptions{metricsFile: metrics("run.prom")})
 		}},
@@ -82,11 +124,14 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 			return a.subcommand(context.WithoutCancel(ctx), "report")
 		}},
 	}
+}
 
-	// One job at a time: a job that comes due while another runs waits;
-	// the same job coming due again while it still runs is skipped.
+// scheduleJobs adds the jobs with a cron expression to a new, not yet
+// started scheduler. One job runs at a time (under one): a job that comes
+// due while another runs waits; the same job coming due again while it
+// still runs is skipped. No job starts once ctx is done.
+func (a *app) scheduleJobs(ctx context.Context, cfg *config.Config, jobs []serveJob, one *sync.Mutex) (*cron.Cron, error) {
 	var (
-		one  sync.Mutex
 		busy = map[string]bool{}
 		bmu  sync.Mutex
 	)
@@ -97,7 +142,6 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 			a.log.Info("not scheduled", "job", j.name)
 			continue
 		}
-		j := j
 		_, err := c.AddFunc(j.spec, func() {
 			if ctx.Err() != nil {
 				return
@@ -123,33 +167,48 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 			a.runScheduled(ctx, j)
 		})
 		if err != nil {
-			return exitWith(exitConfig, fmt.Errorf("%s: schedule.%s: bad cron expression %q: %w", cfg.Path, j.name, j.spec, err))
+			return nil, fmt.Errorf("%s: schedule.%s: bad cron expression %q: %w", cfg.Path, j.name, j.spec, err)
 		}
 		scheduled++
 	}
 	if scheduled == 0 {
-		return exitWith(exitConfig, fmt.Errorf("%s: schedule: nothing to schedule; set schedule.run, schedule.health or schedule.report", cfg.Path))
+		return nil, fmt.Errorf("%s: schedule: nothing to schedule; set schedule.run, schedule.health or schedule.report", cfg.Path)
 	}
-	c.Start()
-	fmt.Fprintf(a.stdout, "serve: scheduled %s; waiting (SIGTERM or SIGINT stops after the job in flight)\n", describeSchedule(jobs))
-	tick := time.NewTicker(serveFlushEvery)
-	defer tick.Stop()
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-tick.C:
-			if one.TryLock() {
-				a.serveFlush(ctx)
-				one.Unlock()
-			}
+	return c, nil
+}
+
+// startMetrics prepares serve's metrics: the --metrics-dir directory
+// (created when missing), and with --metrics-addr the live /metrics, which
+// without --metrics-dir reads the textfiles from a private temporary
+// directory that cleanup removes. It returns the directory the jobs write
+// their textfiles into ("" = none).
+func (a *app) startMetrics(ctx context.Context, cfg *config.Config, opts serveOptions) (dir string, cleanup func(), err error) {
+	dir, cleanup = opts.metricsDir, func() {}
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("--metrics-dir: %w", err)
 		}
 	}
-	a.log.Info("stopping: waiting for the job in flight")
-	<-c.Stop().Done() // waits for the job in flight
-	fmt.Fprintln(a.stdout, "serve stopped")
-	return nil
+	if opts.metricsAddr == "" {
+		return dir, cleanup, nil
+	}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "contentpipe-metrics-"); err != nil {
+			return "", nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
+		tmp := dir
+		cleanup = func() { os.RemoveAll(tmp) }
+	}
+	live, err := newLiveMetrics(cfg, dir)
+	if err == nil {
+		var addr string
+		if addr, err = a.serveMetrics(ctx, opts.metricsAddr, live); err == nil {
+			fmt.Fprintf(a.stdout, "serve: metrics on http://%s/metrics\n", addr)
+			return dir, cleanup, nil
+		}
+	}
+	cleanup()
+	return "", nil, err
 }
 
 // runScheduled runs one scheduled job and logs its result; a job's failure
@@ -175,7 +234,7 @@ func (a *app) runScheduled(ctx context.Context, j serveJob) {
 // subcommand runs another subcommand of this binary (with the same
 // --config) in-process, as if it had been started on its own.
 func (a *app) subcommand(ctx context.Context, name string, args ...string) error {
-	b := &app{stdout: a.stdout, stderr: a.stderr, getenv: a.getenv, log: a.log}
+	b := &app{stdout: a.stdout, stderr: a.stderr, logOut: a.logOut, getenv: a.getenv, log: a.log, logFormat: a.logFormat, logLevel: a.logLevel}
 	root := b.rootCmd()
 	root.SetArgs(append([]string{name, "--config", a.configPath}, args...))
 	root.SetOut(a.stdout)

@@ -18,11 +18,11 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 	"github.com/contentpipe/contentpipe/data"
 	"github.com/contentpipe/contentpipe/telemetry"
+	"github.com/contentpipe/contentpipe/whatif"
 )
 
 func init() { register((*app).simulateCmd) }
@@ -79,15 +79,7 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	// simulate calls no real provider: the wire clients built as templates
-	// only need a non-empty key.
-	for _, links := range [][]config.Link{cfg.Chain, cfg.Candidates} {
-		for i := range links {
-			if links[i].APIKey == "" {
-				links[i].APIKey = "simulate-placeholder-not-a-key"
-			}
-		}
-	}
+	placeholderKeys(cfg)
 	order := make([]string, len(cfg.Chain))
 	for i, l := range cfg.Chain {
 		order[i] = l.Name
@@ -98,21 +90,7 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 		}
 		return a.adviseFromHistory(ctx, o, order)
 	}
-	if o.faults == "" {
-		return exitWith(exitConfig, errors.New("--faults FILE is required (see data/faults/field-notes.yaml)"))
-	}
-	if o.days < 1 || o.postsPerDay < 1 {
-		return exitWith(exitConfig, errors.New("--days and --posts-per-day must be at least 1"))
-	}
-	model, err := loadFaults(o.faults)
-	if err != nil {
-		return exitWith(exitConfig, err)
-	}
-	seed := model.Seed
-	if o.seedSet {
-		seed = o.seed
-	}
-	world, err := sim.NewWorld(model, seed, o.days)
+	model, world, err := simulatedWorld(o)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
@@ -120,13 +98,9 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	specs := map[string]sim.LinkSpec{}
-	for _, l := range cfg.Chain {
-		if _, ok := model.Providers[l.Name]; !ok {
-			return exitWith(exitConfig, fmt.Errorf("%s: no provider %q: every chain link of %s needs an entry under providers:", o.faults, l.Name, a.configPath))
-		}
-		specs[l.Name] = sim.LinkSpec{Kind: l.Kind, Model: l.Model, Timeouts: chain.Timeouts(l.Timeouts),
-			JSONMode: l.JSONMode != "", RPM: l.RPM, TPM: l.TPM}
+	specs, err := linkSpecs(cfg, model, o.faults, a.configPath)
+	if err != nil {
+		return exitWith(exitConfig, err)
 	}
 	runs, err := runTimes(cfg.Schedule.Run, world.Start())
 	if err != nil {
@@ -139,26 +113,16 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 			return err
 		}
 	}
-	dir := o.db
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "contentpipe-simulate-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return exitWith(exitConfig, fmt.Errorf("--db %s: %w", dir, err))
+	dir, cleanup, err := scenarioDir(o.db)
+	if err != nil {
+		return err
 	}
-	for _, name := range sim.ScenarioNames() {
-		// A kept directory from an earlier run: start each scenario afresh.
-		for _, suf := range []string{"", "-wal", "-shm"} {
-			_ = os.Remove(filepath.Join(dir, name+".db"+suf))
-		}
-	}
+	defer cleanup()
 	started := time.Now()
-	rep, err := sim.Run(ctx, sim.Config{
+	rep, err := whatif.Run(ctx, whatif.Config{
 		Chain: tpl, Specs: specs, World: world, PostsPerDay: o.postsPerDay, PostsPerRun: cfg.Job.PostsPerRun,
 		RunTimes: runs, Topics: jobsFor(cfg, topics, ""), Dir: dir, Scenarios: o.scenarios,
-		Open: func(path string) (sim.Store, error) { return telemetry.OpenScratch(path) },
+		Open: func(path string) (whatif.Store, error) { return telemetry.OpenScratch(path) },
 		Progress: func(s string, done bool) {
 			if done {
 				a.log.Info("simulate: scenario done", "scenario", s, "elapsed", time.Since(started).Round(time.Millisecond))
@@ -168,23 +132,11 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	var adv *sim.Advice
+	var adv *whatif.Advice
 	if o.advise {
-		var obs []sim.Observation
-		for _, r := range rep.Rows {
-			s, err := telemetry.OpenReadOnly(r.DB)
-			if err != nil {
-				return err
-			}
-			rows, err := sim.Observations(func(q string, args ...any) ([]string, [][]any, error) { return s.Query(ctx, q, args...) }, r.Scenario)
-			s.Close()
-			if err != nil {
-				return err
-			}
-			obs = append(obs, rows...)
+		if adv, err = adviseScenarios(ctx, rep, order); err != nil {
+			return err
 		}
-		v := sim.Advise(obs, order, time.Hour)
-		adv = &v
 	}
 	if o.format == "json" {
 		return writeSimJSON(a.stdout, o, rep, adv)
@@ -200,6 +152,99 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	return nil
 }
 
+// placeholderKeys gives every link without a key a placeholder: simulate
+// calls no real provider, and the wire clients built as templates only
+// need a non-empty key.
+func placeholderKeys(cfg *config.Config) {
+	for _, links := range [][]config.Link{cfg.Chain, cfg.Candidates} {
+		for i := range links {
+			if links[i].APIKey == "" {
+				links[i].APIKey = "simulate-placeholder-not-a-key"
+			}
+		}
+	}
+}
+
+// simulatedWorld checks the flags of a simulation, loads the fault model
+// and draws its world for the seed (the flag's, else the model's).
+func simulatedWorld(o simulateOptions) (*whatif.Model, *whatif.World, error) {
+	if o.faults == "" {
+		return nil, nil, errors.New("--faults FILE is required (see data/faults/field-notes.yaml)")
+	}
+	if o.days < 1 || o.postsPerDay < 1 {
+		return nil, nil, errors.New("--days and --posts-per-day must be at least 1")
+	}
+	model, err := loadFaults(o.faults)
+	if err != nil {
+		return nil, nil, err
+	}
+	seed := model.Seed
+	if o.seedSet {
+		seed = o.seed
+	}
+	world, err := whatif.NewWorld(model, seed, o.days)
+	if err != nil {
+		return nil, nil, err
+	}
+	return model, world, nil
+}
+
+// linkSpecs returns what the simulator needs to know about each chain link
+// beyond the chain: every link must have a provider in the fault model.
+func linkSpecs(cfg *config.Config, model *whatif.Model, faults, configPath string) (map[string]whatif.LinkSpec, error) {
+	specs := map[string]whatif.LinkSpec{}
+	for _, l := range cfg.Chain {
+		if _, ok := model.Providers[l.Name]; !ok {
+			return nil, fmt.Errorf("%s: no provider %q: every chain link of %s needs an entry under providers:", faults, l.Name, configPath)
+		}
+		specs[l.Name] = whatif.LinkSpec{Kind: l.Kind, Model: l.Model, Timeouts: chain.Timeouts(l.Timeouts),
+			JSONMode: l.JSONMode != "", RPM: l.RPM, TPM: l.TPM}
+	}
+	return specs, nil
+}
+
+// scenarioDir returns the directory of the scenario databases: keep (the
+// --db flag), emptied of earlier scenario databases, or a temporary one
+// that cleanup removes.
+func scenarioDir(keep string) (dir string, cleanup func(), err error) {
+	if keep == "" {
+		if dir, err = os.MkdirTemp("", "contentpipe-simulate-"); err != nil {
+			return "", nil, err
+		}
+		return dir, func() { os.RemoveAll(dir) }, nil
+	}
+	if err := os.MkdirAll(keep, 0o700); err != nil {
+		return "", nil, exitWith(exitConfig, fmt.Errorf("--db %s: %w", keep, err))
+	}
+	for _, name := range whatif.ScenarioNames() {
+		// A kept directory from an earlier run: start each scenario afresh.
+		for _, suf := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(filepath.Join(keep, name+".db"+suf))
+		}
+	}
+	return keep, func() {}, nil
+}
+
+// adviseScenarios advises on order from the histories of every scenario
+// database of rep, each its own source.
+func adviseScenarios(ctx context.Context, rep *whatif.Report, order []string) (*whatif.Advice, error) {
+	var obs []whatif.Observation
+	for _, r := range rep.Rows {
+		s, err := telemetry.OpenReadOnly(r.DB)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := whatif.Observations(ctx, s, r.Scenario)
+		s.Close()
+		if err != nil {
+			return nil, err
+		}
+		obs = append(obs, rows...)
+	}
+	adv := whatif.Advise(obs, order, time.Hour)
+	return &adv, nil
+}
+
 // adviseFromHistory advises on the configured order from a real database.
 func (a *app) adviseFromHistory(ctx context.Context, o simulateOptions, order []string) error {
 	s, err := telemetry.OpenReadOnly(o.history)
@@ -207,11 +252,11 @@ func (a *app) adviseFromHistory(ctx context.Context, o simulateOptions, order []
 		return exitWith(exitConfig, err)
 	}
 	defer s.Close()
-	obs, err := sim.Observations(func(q string, args ...any) ([]string, [][]any, error) { return s.Query(ctx, q, args...) }, "")
+	obs, err := whatif.Observations(ctx, s, "")
 	if err != nil {
 		return err
 	}
-	adv := sim.Advise(obs, order, time.Hour)
+	adv := whatif.Advise(obs, order, time.Hour)
 	if o.format == "json" {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -225,12 +270,12 @@ func (a *app) adviseFromHistory(ctx context.Context, o simulateOptions, order []
 // loadFaults reads a fault model: strict YAML (unknown keys and wrong types
 // are errors with their line), then the model's own validation, whose
 // errors are pointed at their line too.
-func loadFaults(path string) (*sim.Model, error) {
+func loadFaults(path string) (*whatif.Model, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("faults file: %w", err)
 	}
-	var m sim.Model
+	var m whatif.Model
 	if err := yaml.UnmarshalWithOptions(b, &m, yaml.DisallowUnknownField()); err != nil {
 		return nil, fmt.Errorf("%s: %s", path, yaml.FormatError(err, false, true))
 	}
@@ -239,7 +284,7 @@ func loadFaults(path string) (*sim.Model, error) {
 		var lines []string
 		for _, e := range unjoin(err) {
 			line := 0
-			var fe *sim.FieldError
+			var fe *whatif.FieldError
 			if errors.As(e, &fe) && perr == nil {
 				line = lineOf(file, fe.Path)
 			}
@@ -309,7 +354,7 @@ func dur(d time.Duration) string {
 }
 
 // writeSimTable prints the one table of all scenarios and the targets.
-func writeSimTable(w io.Writer, o simulateOptions, rep *sim.Report, took time.Duration) {
+func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, took time.Duration) {
 	fmt.Fprintf(w, "simulate: %d days × %d posts/day from %s, seed %d, faults %s (%s)\n\n",
 		rep.Days, rep.PostsPerDay, rep.Start.Format("2006-01-02"), rep.Seed, o.faults, took.Round(10*time.Millisecond))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
@@ -328,7 +373,7 @@ func writeSimTable(w io.Writer, o simulateOptions, rep *sim.Report, took time.Du
 	for _, r := range rep.Rows {
 		fmt.Fprintf(w, "  %-10s %s\n", r.Scenario, strings.Join(r.Order, " → "))
 	}
-	c, s := rep.Row(sim.ScenarioChain), rep.Row(sim.ScenarioSingle)
+	c, s := rep.Row(whatif.ScenarioChain), rep.Row(whatif.ScenarioSingle)
 	if c == nil || s == nil || s.CostUSD == 0 {
 		return
 	}
@@ -344,10 +389,10 @@ func writeSimTable(w io.Writer, o simulateOptions, rep *sim.Report, took time.Du
 		pct(c.SuccessRate), pct(s.SuccessRate), c.BlackoutDays, s.BlackoutDays, 100*costDelta, 100*wasteRel, 100*(c.MeanQuality/s.MeanQuality-1))
 	fmt.Fprintf(w, "targets: success ≥ 99.9%% %s; 0 blackout days %s; cost ≤ +15%% %s; wasted ≤ 5%% %s\n",
 		mark(c.SuccessRate >= 0.999), mark(c.BlackoutDays == 0), mark(costDelta <= 0.15), mark(wasteRel <= 0.05))
-	fmt.Fprintf(w, "success = published on the slot day; blackout = from a job no provider answered to the next publication, counted when ≥ %s with ≥ %d unanswered passes; wasted = cost of calls whose answer was rejected or failed\n", sim.BlackoutMin, sim.BlackoutWalks)
+	fmt.Fprintf(w, "success = published on the slot day; blackout = from a job no provider answered to the next publication, counted when ≥ %s with ≥ %d unanswered passes; wasted = cost of calls whose answer was rejected or failed\n", whatif.BlackoutMin, whatif.BlackoutWalks)
 }
 
-func writeSimJSON(w io.Writer, o simulateOptions, rep *sim.Report, adv *sim.Advice) error {
+func writeSimJSON(w io.Writer, o simulateOptions, rep *whatif.Report, adv *whatif.Advice) error {
 	out := map[string]any{"faults": o.faults, "report": rep}
 	if adv != nil {
 		out["advice"] = adv

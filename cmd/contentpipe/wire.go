@@ -8,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/contentpipe/contentpipe/adapters/gemini"
 	"github.com/contentpipe/contentpipe/adapters/openai"
 	"github.com/contentpipe/contentpipe/adapters/sim"
+	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 	"github.com/contentpipe/contentpipe/data"
@@ -42,11 +42,12 @@ func (l *loaded) close() {
 // servers) and the topics file. Every error here is exit status 2.
 func (a *app) load(demo bool) (*loaded, error) {
 	if !demo {
-		cfg, err := config.Load(a.configPath, a.getenv)
+		ld := a.configLoader(false)
+		cfg, err := ld.Load(a.configPath)
 		if err != nil {
 			return nil, err
 		}
-		topics, err := config.LoadTopics(cfg.Topics)
+		topics, err := ld.LoadTopics(cfg.Topics)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +102,7 @@ func (a *app) demoConfig(baseURL func(name string) string) (*config.Config, erro
 // Without a config file (and no --config given) it is the demo config, so
 // these commands work right after `run --demo`.
 func (a *app) readConfig(cmd *cobra.Command) (*config.Config, error) {
-	cfg, err := config.LoadForReading(a.configPath, a.getenv)
+	cfg, err := a.configLoader(true).Load(a.configPath)
 	if err == nil {
 		return cfg, nil
 	}
@@ -114,6 +115,29 @@ func (a *app) readConfig(cmd *cobra.Command) (*config.Config, error) {
 	}
 	a.log.Info("no config file: using the demo database and chain", "config", a.configPath, "database", cfg.Database)
 	return cfg, nil
+}
+
+// configLoader is the config loader with the checks that need the other
+// packages: prompt template names, the schema compiled as the gate will.
+// keysOptional is for the commands that call no provider.
+func (a *app) configLoader(keysOptional bool) config.Loader {
+	return config.Loader{
+		Getenv:       a.getenv,
+		KeysOptional: keysOptional,
+		PromptNames: func(dir string) ([]string, error) {
+			set, err := prompts.Load(dir)
+			if err != nil {
+				return nil, err
+			}
+			return set.Families(), nil
+		},
+		CheckSchema: func(schema []byte) error {
+			_, err := quality.NewGate(schema, quality.Settings{})
+			return err
+		},
+		// LanguageSupported stays nil (every well-formed code) until the
+		// quality package can say which languages its detector knows.
+	}
 }
 
 // schemaBytes reads the configured schema, or the embedded one when the
@@ -203,9 +227,10 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 	}
 	c := &chain.Chain{
 		Policy:   retryPolicy(cfg.Retry),
-		Breaker:  chain.BreakerSettings(cfg.Retry.Circuit),
+		Breaker:  breakerSettings(cfg.Retry.Circuit),
 		Deadline: cfg.Job.Deadline,
 		Store:    store,
+		Secrets:  secrets(cfg),
 		Gate:     gate,
 		Clock:    chain.RealClock{},
 		Schema:   schema,
@@ -214,6 +239,9 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 				TargetWords: j.TargetWords, MinSections: cfg.Quality.MinSections, MinSectionWords: cfg.Quality.MinSectionWords})
 			return chain.Prompt{System: r.System, User: r.User, Version: r.Version}, err
 		},
+	}
+	if store != nil { // simulate builds a template chain without a store
+		c.Notifier = alerts.NewOutbox(store, nil) // queued; the alert flush delivers it
 	}
 	for _, l := range cfg.Chain {
 		cl, err := buildLink(ctx, l)
@@ -224,12 +252,7 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 	}
 	// Shadow mode: a chain link is shared (same pacer, same cap count); a
 	// candidate gets its own client. See chain.Shadow for the cap rule.
-	c.Shadow = chain.Shadow{SampleRate: cfg.Shadow.SampleRate, Record: func(ctx context.Context, sc chain.ShadowComparison) error {
-		return store.RecordShadowComparison(ctx, telemetry.ShadowComparison{TS: sc.TS, RequestID: sc.RequestID,
-			PrimaryProvider: sc.PrimaryProvider, ShadowProvider: sc.ShadowProvider, PrimaryScore: sc.PrimaryScore,
-			ShadowScore: sc.ShadowScore, ShadowPass: sc.ShadowPass, WordRatio: sc.WordRatio, PrimaryLatency: sc.PrimaryLatency,
-			ShadowLatency: sc.ShadowLatency, PrimaryCostUSD: sc.PrimaryCostUSD, ShadowCostUSD: sc.ShadowCostUSD})
-	}}
+	c.Shadow = chain.Shadow{SampleRate: cfg.Shadow.SampleRate, Record: store.RecordShadowComparison}
 shadows:
 	for _, name := range cfg.Shadow.Providers {
 		for _, l := range c.Links {
@@ -276,20 +299,21 @@ func jobsFor(cfg *config.Config, topics []config.Topic, slot string) []chain.Job
 	return jobs
 }
 
-// processAlive reports whether a run process that holds claims still lives:
-// on this host by signal 0; on another host it is assumed alive (its lease
-// decides).
-func processAlive(host string) func(chain.Owner) bool {
-	return func(o chain.Owner) bool {
-		if o.Host != host {
-			return true
-		}
-		if o.PID == os.Getpid() {
-			return true
-		}
-		err := syscall.Kill(o.PID, 0)
-		return err == nil || errors.Is(err, syscall.EPERM)
+// breakerSettings maps `retry.circuit` onto the chain's breaker.
+func breakerSettings(c config.Circuit) chain.BreakerSettings {
+	return chain.BreakerSettings{Window: c.Window, MinSamples: c.MinSamples, FailureRate: c.FailureRate,
+		Cooldown: c.Cooldown, MaxCooldown: c.MaxCooldown, CloseAfter: c.CloseAfter}
+}
+
+// secrets returns every secret value the config resolved from the
+// environment (API keys, the webhook secret, the Telegram bot token), for
+// the chain to scrub from providers' answers.
+func secrets(cfg *config.Config) []string {
+	var out []string
+	for _, l := range append(append([]config.Link(nil), cfg.Chain...), cfg.Candidates...) {
+		out = append(out, l.APIKey)
 	}
+	return append(out, string(cfg.Publish.Secret), cfg.Alerts.Telegram.Token)
 }
 
 // retryPolicy maps the `retry:` section onto the chain's policy, where a

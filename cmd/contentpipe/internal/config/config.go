@@ -1,8 +1,10 @@
 // Package config loads and validates contentpipe's configuration file
-// (contentpipe.yaml, SPEC §2) and its topics file (SPEC §4).
+// (contentpipe.yaml, see README "Configuration") and its topics file.
 //
-// Every problem is reported as an *Error naming the file, the line and a fix,
-// so that the command can print it and exit with status 2. Secrets (API keys,
+// The files are decoded by github.com/goccy/go-yaml into tagged structs
+// (raw.go), then checked. Every problem of a file is reported, each as an
+// *Error naming the file, the line and a fix, together as an Errors, so
+// that the command can print them all and exit with status 2. Secrets (API keys,
 // the Telegram token, the webhook secret) are read only from the environment
 // variables the file names, are kept in the returned structs, and never
 // appear in an error, a warning or the String form of a struct.
@@ -86,6 +88,9 @@ type Link struct {
 	JSONMode  string
 	Stream    bool // use the streaming endpoint; default true
 	MaxTokens int  // output token limit sent with each request; default 8192; 0 = provider default
+	// Prompt names the template this link is prompted with; "" (the
+	// default) means its kind's family ("gemini" or "openai").
+	Prompt string
 }
 
 // String describes the link without its key.
@@ -111,7 +116,7 @@ type Timeouts struct {
 	Total      time.Duration // default 5m
 }
 
-// Retry is the outcome policy of SPEC §3 plus the circuit breaker settings
+// Retry is the outcome policy (README "How a job walks the chain") plus the circuit breaker settings
 // (extension key retry.circuit).
 type Retry struct {
 	RateLimited RateLimitPolicy
@@ -272,22 +277,53 @@ func DefaultLink() Link {
 	}
 }
 
-// Load reads and parses the config file at path. getenv looks up the
-// variables the file names (nil means os.Getenv). A missing file is an
-// *Error whose fix points at the example config and `run --demo`.
-func Load(path string, getenv func(string) string) (*Config, error) {
-	return load(path, getenv, false)
+// Loader loads config and topics files with the checks that need
+// knowledge from outside this package. The zero value reads the
+// environment with os.Getenv, requires every named key variable to be set,
+// and checks neither prompt names nor language support. A Loader is a
+// plain value, safe for concurrent use if its functions are.
+type Loader struct {
+	// Getenv looks up the variables the file names; nil means os.Getenv.
+	Getenv func(string) string
+	// KeysOptional makes an unset provider key variable fine (the link's
+	// APIKey stays empty): for the commands that call no provider.
+	KeysOptional bool
+	// PromptNames lists the template names a link's prompt: may name, given
+	// the resolved prompts_dir ("" = the embedded templates); its error is
+	// reported at prompts_dir. nil: prompt names are not checked.
+	PromptNames func(promptsDir string) ([]string, error)
+	// LanguageSupported reports whether the quality gate can check text in
+	// a language code (job.language and each topic's language); nil accepts
+	// every well-formed code. Languages, if set, is listed in the message.
+	LanguageSupported func(code string) bool
+	Languages         []string
+	// CheckSchema compiles the article schema file; its error is reported
+	// at quality.schema. nil: the file need only be a JSON object.
+	CheckSchema func(schemaJSON []byte) error
 }
 
-// LoadForReading is Load for the commands that call no provider (`sql`,
-// `report`, `review`, `simulate`): a provider key variable that is unset is
-// not an error there (the link's APIKey stays empty). Everything else is
-// checked as by Load.
-func LoadForReading(path string, getenv func(string) string) (*Config, error) {
-	return load(path, getenv, true)
+func (l Loader) getenv(name string) string {
+	if l.Getenv == nil {
+		return os.Getenv(name)
+	}
+	return l.Getenv(name)
 }
 
-func load(path string, getenv func(string) string, keysOptional bool) (*Config, error) {
+// Load reads and parses the config file at path. A missing file is an
+// *Error whose fix points at the example config and `run --demo`; any other
+// problem is an Errors with every problem of the file.
+func (l Loader) Load(path string) (*Config, error) {
+	cfg, err := l.Check(path)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Check is Load for `config check`: when the file was read and is YAML, it
+// also returns the config as far as it could be built next to the error,
+// so that the caller can go on to check the topics file it names.
+func (l Loader) Check(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -297,7 +333,37 @@ func load(path string, getenv func(string) string, keysOptional bool) (*Config, 
 		return nil, &Error{File: path, Msg: fmt.Sprintf("read config: %v", unwrapPathErr(err)),
 			Fix: "check the path given with --config and its permissions", cause: err}
 	}
-	return parse(path, data, getenv, keysOptional)
+	cfg, errs := l.parse(path, data)
+	return cfg, errs.orNil()
+}
+
+// Parse parses data as the config file at path (path names the file in
+// messages and its directory anchors relative paths; the file itself is not
+// read). Schema, banned-phrases and prompts paths are checked on disk.
+func (l Loader) Parse(path string, data []byte) (*Config, error) {
+	cfg, errs := l.parse(path, data)
+	if len(errs) > 0 {
+		return nil, errs.orNil()
+	}
+	return cfg, nil
+}
+
+// Load is Loader{Getenv: getenv}.Load.
+func Load(path string, getenv func(string) string) (*Config, error) {
+	return Loader{Getenv: getenv}.Load(path)
+}
+
+// LoadForReading is Load for the commands that call no provider (`sql`,
+// `report`, `review`, `simulate`): a provider key variable that is unset is
+// not an error there (the link's APIKey stays empty). Everything else is
+// checked as by Load.
+func LoadForReading(path string, getenv func(string) string) (*Config, error) {
+	return Loader{Getenv: getenv, KeysOptional: true}.Load(path)
+}
+
+// Parse is Loader{Getenv: getenv}.Parse.
+func Parse(path string, data []byte, getenv func(string) string) (*Config, error) {
+	return Loader{Getenv: getenv}.Parse(path, data)
 }
 
 func resolvePath(dir, p string) string {

@@ -755,7 +755,7 @@ func TestClosest(t *testing.T) {
 		{"zzzzzz", ""},
 		{"db", ""},
 	} {
-		if got := closest(tc.in, topKeys); got != tc.want {
+		if got := closest(tc.in, keysOf(reflect.TypeOf(rawConfig{}), "")); got != tc.want {
 			t.Errorf("closest(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

@@ -10,8 +10,10 @@ import (
 
 // Error is a configuration or topics-file error. It names the file (as the
 // caller gave it), the 1-based line the problem is on, what is wrong and how
-// to fix it. Every error returned by Load, Parse and LoadTopics is an *Error
-// (use errors.As). Line is 0 only when the file could not be read at all.
+// to fix it. Load, Parse and LoadTopics return an *Error alone when the
+// file could not be read, and an Errors holding one *Error per problem
+// otherwise (errors.As finds the first either way). Line is 0 only when the
+// file could not be read at all.
 // No field ever holds a secret value.
 type Error struct {
 	File string
@@ -100,4 +102,55 @@ func suggest(s string, known []string, what string) string {
 		return fmt.Sprintf("did you mean %q? (%s: %s)", c, what, list)
 	}
 	return fmt.Sprintf("use one of %s, or remove it", list)
+}
+
+// Errors is every problem found in a file (from `config check`, in several
+// files), in file and line order. Load, Parse, LoadTopics and ParseTopics
+// return a non-empty Errors for any problem; errors.As with a *Error finds
+// the first one, and Error prints them all, one "file:line: msg" (and its
+// fix) after the other.
+type Errors []*Error
+
+// Error joins every error's text with newlines.
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Unwrap returns the errors, so that errors.As and errors.Is see each one.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// sorted orders es by file (first appearance) and line, keeping the order of
+// errors on one line.
+func (es Errors) sorted() Errors {
+	rank := map[string]int{}
+	for _, e := range es {
+		if _, ok := rank[e.File]; !ok {
+			rank[e.File] = len(rank)
+		}
+	}
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].File != es[j].File {
+			return rank[es[i].File] < rank[es[j].File]
+		}
+		return es[i].Line < es[j].Line
+	})
+	return es
+}
+
+// orNil is es as an error, nil when there is none.
+func (es Errors) orNil() error {
+	if len(es) == 0 {
+		return nil
+	}
+	return es.sorted()
 }

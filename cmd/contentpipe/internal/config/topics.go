@@ -10,8 +10,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 )
 
-// Topic is one entry of the topics file (SPEC §4): a work unit that is due
-// once per slot.
+// Topic is one entry of the topics file: a work unit that is published once.
 type Topic struct {
 	ID          string   // unique, slug-safe: letters, digits, '-', '_', '.'
 	Title       string   // required
@@ -21,13 +20,18 @@ type Topic struct {
 	TargetWords int      // 0 = job.target_words
 }
 
-var topicKeys = []string{"id", "title", "category", "keywords", "language", "target_words"}
+// LoadTopics is Loader{}.LoadTopics.
+func LoadTopics(path string) ([]Topic, error) { return Loader{}.LoadTopics(path) }
+
+// ParseTopics is Loader{}.ParseTopics.
+func ParseTopics(path string, data []byte) ([]Topic, error) { return Loader{}.ParseTopics(path, data) }
 
 // LoadTopics reads the topics file at path: a YAML list of {id, title,
-// category, keywords, language?, target_words?}. Every problem (missing
-// file, YAML syntax, unknown key, wrong type, missing id or title, duplicate
-// id, bad language code) is an *Error with the file and line.
-func LoadTopics(path string) ([]Topic, error) {
+// category, keywords, language?, target_words?}. A missing or unreadable
+// file is an *Error; any other problem (YAML syntax, unknown key, wrong
+// type, missing id or title, duplicate id, bad or unsupported language) is
+// an Errors with every problem of the file.
+func (l Loader) LoadTopics(path string) ([]Topic, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -36,59 +40,75 @@ func LoadTopics(path string) ([]Topic, error) {
 		}
 		return nil, &Error{File: path, Msg: fmt.Sprintf("read topics: %v", unwrapPathErr(err)), Fix: "check the path and its permissions", cause: err}
 	}
-	return ParseTopics(path, data)
+	return l.ParseTopics(path, data)
 }
 
 // ParseTopics parses data as the topics file at path (used in messages).
 // An explicit empty list ([]) yields no topics and no error.
-func ParseTopics(path string, data []byte) ([]Topic, error) {
-	d, root := parseRoot(path, data)
-	if d.err != nil {
-		return nil, d.err
+func (l Loader) ParseTopics(path string, data []byte) ([]Topic, error) {
+	t, perr := parseTree(path, "topics", data)
+	if perr != nil {
+		return nil, perr.list()
 	}
-	if root == nil {
-		return nil, &Error{File: path, Line: 1, Msg: "the topics file is empty",
-			Fix: "add topics as a YAML list, e.g.\n    - id: go-generics\n      title: Go generics in practice\n      category: programming\n      keywords: [go, generics]"}
+	if t.body == nil {
+		return nil, (&Error{File: path, Line: 1, Msg: "the topics file is empty",
+			Fix: "add topics as a YAML list, e.g.\n    - id: go-generics\n      title: Go generics in practice\n      category: programming\n      keywords: [go, generics]"}).list()
 	}
-	if _, ok := d.resolve(root).(*ast.SequenceNode); !ok && d.err == nil {
-		d.fail(lineOf(root), "write the file as a YAML list with one `- id: …` entry per topic", "topics: want a list of topics, got %s", describe(d.resolve(root)))
-		return nil, d.err
+	if _, ok := resolve(t.body).(*ast.SequenceNode); !ok && len(t.errs) == 0 {
+		return nil, (&Error{File: path, Line: max(lineOf(t.body), 1), Msg: "topics: want a list of topics, got " + describe(t.body),
+			Fix: "write the file as a YAML list with one `- id: …` entry per topic"}).list()
 	}
-	items := d.list(root, "topics", 1)
-	topics := make([]Topic, 0, len(items))
+	var raw []rawTopic
+	if !t.decode(&raw) {
+		return nil, t.errs.orNil()
+	}
+	p := &loader{opt: l, t: t}
+	topics := make([]Topic, 0, len(raw))
 	seen := map[string]int{}
-	for i, it := range items {
+	for i, r := range raw {
 		path := fmt.Sprintf("topics[%d]", i)
-		o := d.object(it.node, path, it.line, topicKeys)
-		if d.failed() {
-			return nil, d.err
+		if t.isBad(path) {
+			continue
 		}
-		var t Topic
-		o.check(o.has("id"), "id", "add id: a-unique-slug to this topic (it keys the job; never change it once published)", "%s: missing required key \"id\"", path)
-		o.str("id", &t.ID)
-		t.ID = strings.TrimSpace(t.ID)
-		o.check(linkNameRE.MatchString(t.ID), "id", "use letters, digits, '-', '_' or '.', starting with a letter or digit", "%s: bad topic id %q", path, t.ID)
-		if first, dup := seen[t.ID]; dup && !d.failed() {
-			d.fail(o.lineOf("id"), "give each topic a unique id", "%s: duplicate topic id %q (first defined at line %d)", path, t.ID, first)
-		}
-		seen[t.ID] = o.lineOf("id")
-		o.check(o.has("title"), "title", "add title: … to this topic", "%s (%s): missing required key \"title\"", path, t.ID)
-		o.str("title", &t.Title)
-		t.Title = strings.TrimSpace(t.Title)
-		o.check(t.Title != "", "title", "give the topic a title", "%s (%s): title must not be empty", path, t.ID)
-		o.str("category", &t.Category)
-		o.strs("keywords", &t.Keywords)
-		o.str("language", &t.Language)
-		o.check(t.Language == "" || languageRE.MatchString(t.Language), "language", "use a lower-case language code such as en, tr, de, pt-BR, or remove it to use job.language",
-			"%s (%s): bad language code %q", path, t.ID, t.Language)
-		if o.has("target_words") {
-			o.integer("target_words", &t.TargetWords)
-			o.positive("target_words", t.TargetWords)
-		}
-		if d.failed() {
-			return nil, d.err
-		}
-		topics = append(topics, t)
+		topics = append(topics, p.topic(r, path, seen))
+	}
+	if err := t.errs.orNil(); err != nil {
+		return nil, err
 	}
 	return topics, nil
 }
+
+func (p *loader) topic(r rawTopic, path string, seen map[string]int) Topic {
+	var t Topic
+	p.check(r.ID != nil, path+".id", "add id: a-unique-slug to this topic (it keys the job; never change it once published)", "%s: missing required key \"id\"", path)
+	if r.ID != nil {
+		t.ID = strings.TrimSpace(*r.ID)
+		line := p.t.line(path + ".id")
+		p.check(linkNameRE.MatchString(t.ID), path+".id", "use letters, digits, '-', '_' or '.', starting with a letter or digit", "%s: bad topic id %q", path, t.ID)
+		if first, dup := seen[t.ID]; dup {
+			p.check(false, path+".id", "give each topic a unique id", "%s: duplicate topic id %q (first defined at line %d)", path, t.ID, first)
+		} else {
+			seen[t.ID] = line
+		}
+	}
+	where := nameOf(path, t.ID)
+	p.check(r.Title != nil, path+".title", "add title: … to this topic", "%s: missing required key \"title\"", where)
+	if r.Title != nil {
+		t.Title = strings.TrimSpace(*r.Title)
+		p.check(t.Title != "", path+".title", "give the topic a title", "%s: title must not be empty", where)
+	}
+	set(&t.Category, r.Category)
+	t.Keywords = r.Keywords
+	set(&t.Language, r.Language)
+	if t.Language != "" {
+		p.language(path+".language", where, t.Language, "use a lower-case language code such as en, tr, de, pt-BR, or remove it to use job.language")
+	}
+	if r.TargetWords != nil {
+		t.TargetWords = int(*r.TargetWords)
+		p.positive(path+".target_words", t.TargetWords)
+	}
+	return t
+}
+
+// list is e as an Errors.
+func (e *Error) list() error { return Errors{e} }

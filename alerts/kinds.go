@@ -1,0 +1,68 @@
+package alerts
+
+import "time"
+
+// Rule names the condition that raised an alert. It is stored in the
+// alerts table's rule column and shown in every message.
+type Rule string
+
+// The rules. Each has its dedupe key scheme and quiet period (see
+// Rule.Quiet and the Alerts section of README.md).
+const (
+	RuleChainDown    Rule = "chain_down"    // every provider failed for a job: one incident until a job publishes
+	RuleProviderDown Rule = "provider_down" // one provider failing with 5xx/timeouts/broken streams longer than provider_down_after
+	RuleAuthError    Rule = "auth_error"    // 401/403 from a provider
+	RuleBudget       Rule = "budget"        // a daily cap past budget_warn_at, or used up
+	RuleDelayClamped Rule = "delay_clamped" // a delay someone named (Telegram retry_after) was larger than believable
+	RuleHealth       Rule = "health"        // a health check failed (not cold, not rate limited)
+	RuleTrend        Rule = "trend"         // quality or fallback share trending the wrong way
+	RuleReviewQueue  Rule = "review_queue"  // jobs wait for manual review
+	// RuleAllFailed is the per-job alert the runner raised before incidents
+	// existed. It is kept so that rows already in an outbox keep their
+	// quiet period; nothing new raises it.
+	RuleAllFailed Rule = "all_failed"
+)
+
+// Quiet is the rule's quiet period: an alert whose key was sent within it
+// is not queued again. Incident messages (chain_down, provider_down) carry
+// a key per incident and transition, so their quiet period only guards
+// against a double queue.
+func (r Rule) Quiet() time.Duration {
+	switch r {
+	case RuleAuthError, RuleHealth:
+		return time.Hour // at once, then at most hourly per provider
+	case RuleChainDown, RuleProviderDown, RuleBudget, RuleDelayClamped, RuleReviewQueue, RuleAllFailed:
+		return 24 * time.Hour // the key carries the day or the incident: once a day at most
+	case RuleTrend:
+		return 7 * 24 * time.Hour // weekly
+	default:
+		return DefaultQuiet
+	}
+}
+
+// DefaultQuiet is the quiet period of a rule this package does not know.
+const DefaultQuiet = time.Hour
+
+// Severity says how urgent an alert is.
+type Severity string
+
+// The severities, most urgent first.
+const (
+	SeverityCritical Severity = "critical"
+	SeverityWarning  Severity = "warning"
+	SeverityInfo     Severity = "info"
+)
+
+// mark is the leading symbol of the severity in a chat message.
+func (s Severity) mark() string {
+	switch s {
+	case SeverityCritical:
+		return "🔴"
+	case SeverityWarning:
+		return "🟠"
+	case SeverityInfo:
+		return "🔵"
+	default:
+		return "⚪"
+	}
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+
+	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/telemetry"
+)
+
+// openPublishing opens the database for a run: see readyToPublish. Every
+// error is a config-class error (exit 2): nothing was done. The caller
+// closes both.
+func openPublishing(ctx context.Context, cfg *config.Config) (*telemetry.Store, *telemetry.Process, error) {
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		return nil, nil, err
+	}
+	proc, err := readyToPublish(ctx, store, cfg)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return store, proc, nil
+}
+
+// readyToPublish prepares an open database for a command that publishes
+// (run, review approve): its state tables pass their quick check, it
+// belongs to this config's publishing target (recorded on first use), and
+// this process is registered for the claims it takes. The caller closes the
+// Process.
+func readyToPublish(ctx context.Context, store *telemetry.Store, cfg *config.Config) (*telemetry.Process, error) {
+	if err := store.QuickCheck(ctx); err != nil {
+		return nil, err
+	}
+	if err := store.BindTarget(ctx, publishTarget(cfg.Publish)); err != nil {
+		return nil, err
+	}
+	return store.Register()
+}
+
+// publishTarget names a publishing target for the database's record: the
+// kind and the absolute directory, or the webhook URL without its query
+// and fragment (they may carry a token).
+func publishTarget(p config.Publish) string {
+	if p.Kind == "webhook" {
+		if u, err := url.Parse(p.URL); err == nil {
+			u.RawQuery, u.Fragment, u.User = "", "", nil
+			return "webhook " + u.String()
+		}
+		return "webhook " + p.URL
+	}
+	dir, err := filepath.Abs(p.Dir)
+	if err != nil {
+		dir = p.Dir
+	}
+	return "markdown " + dir
+}

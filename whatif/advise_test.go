@@ -1,0 +1,54 @@
+package whatif
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAdviseFindsCorrelatedNeighbours(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var obs []Observation
+	add := func(p string, h int, outcome string) {
+		obs = append(obs, Observation{Provider: p, TS: t0.Add(time.Duration(h) * time.Hour), Outcome: outcome})
+	}
+	for h := range 200 {
+		// a and b share infrastructure: every 10th hour both are down.
+		down := h%10 == 0
+		for _, p := range []string{"a", "b"} {
+			if down {
+				add(p, h, "server_error")
+			} else {
+				add(p, h, "ok")
+			}
+		}
+		// c fails on its own, at other hours.
+		if h%10 == 5 {
+			add("c", h, "timeout_first_token")
+		} else {
+			add("c", h, "ok")
+		}
+	}
+	add("a", 1, "skip:cap") // our own budget says nothing about health
+	adv := Advise(obs, []string{"a", "b", "c"}, 0)
+	if len(adv.Adjacent) != 1 || adv.Adjacent[0].A != "a" || adv.Adjacent[0].B != "b" {
+		t.Fatalf("adjacent correlated = %+v, want a/b", adv.Adjacent)
+	}
+	if got := strings.Join(adv.Suggested, ","); got != "a,c,b" {
+		t.Fatalf("suggested %s, want a,c,b (keep the primary, separate a and b)", got)
+	}
+	for _, p := range adv.Pairs {
+		if (p.A == "a" && p.B == "c") && p.Correlated() {
+			t.Fatalf("a/c are independent: %+v", p)
+		}
+	}
+	txt := adv.Text()
+	if !strings.Contains(txt, "puts a and b next to each other") || !strings.Contains(txt, "a → c → b") {
+		t.Fatalf("advice text:\n%s", txt)
+	}
+	// The same history supports an order that already separates them.
+	adv = Advise(obs, []string{"a", "c", "b"}, time.Hour)
+	if len(adv.Adjacent) != 0 || strings.Join(adv.Suggested, ",") != "a,c,b" {
+		t.Fatalf("%+v", adv)
+	}
+}

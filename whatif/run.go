@@ -1,0 +1,315 @@
+package whatif
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/contentpipe/contentpipe/adapters/sim"
+	"github.com/contentpipe/contentpipe/chain"
+	"github.com/contentpipe/contentpipe/quality"
+	"github.com/contentpipe/contentpipe/telemetry"
+)
+
+// Store is what a scenario needs from its database: the chain's and the
+// runner's state, the totals the figures are read back from, and Close.
+// telemetry.Store implements it.
+type Store interface {
+	chain.Store
+	chain.JobStore
+	JobTotals(ctx context.Context, firstLink string) (telemetry.JobTotals, error)
+	JobCallTotals(ctx context.Context) (telemetry.JobCallTotals, error)
+	PublishSeconds(ctx context.Context) ([]float64, error)
+	Close() error
+}
+
+var _ Store = (*telemetry.Store)(nil)
+
+// Config is one simulation. Chain, Specs, World, Dir and Open are
+// required; the zero values of the others are documented defaults.
+type Config struct {
+	// Chain is the configured chain as a template: its Links (Provider and
+	// Pacer are replaced), Policy, Breaker, Deadline, Gate, Prompt and
+	// Schema are used; Store, Clock and Progress are not.
+	Chain *chain.Chain
+	Specs map[string]LinkSpec // per link name
+	World *World
+	// PostsPerDay is the number of jobs due each day; 0 = 6.
+	PostsPerDay int
+	// PostsPerRun is how many due jobs one run takes; 0 = PostsPerDay.
+	PostsPerRun int
+	// RunTimes are the runs of a day as offsets from UTC midnight
+	// (schedule.run); empty = spread evenly, one run per PostsPerRun jobs.
+	RunTimes []time.Duration
+	// Topics are the work list (ID is the topic id; Slot is filled in per
+	// day). Empty means generated topics.
+	Topics []chain.Job
+	// Dir is where the scenario databases go, one file per scenario.
+	Dir string
+	// Open opens (creating) a scenario database.
+	Open func(path string) (Store, error)
+	// NaiveRetries is how many immediate retries the naive baseline makes
+	// at each provider; 0 = 2.
+	NaiveRetries int
+	// Scenarios to run, by name; empty = all (see ScenarioNames).
+	Scenarios []string
+	// Progress, when set, is told when a scenario starts and ends.
+	Progress func(scenario string, done bool)
+}
+
+// Run simulates every scenario of cfg in turn, each on its own virtual
+// clock and its own database, and reads the figures back from the
+// databases. It is deterministic for a World (same seed, same table).
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Chain == nil || len(cfg.Chain.Links) == 0 || cfg.World == nil || cfg.Open == nil || cfg.Dir == "" {
+		return nil, errors.New("simulate: chain, world, dir and open are required")
+	}
+	names := cfg.Scenarios
+	if len(names) == 0 {
+		names = ScenarioNames()
+	}
+	w := cfg.World
+	rep := &Report{Seed: w.seed, Days: w.days, PostsPerDay: cfg.postsPerDay(), Start: w.start, Rows: make([]Row, len(names))}
+	gate := &memoGate{g: cfg.Chain.Gate, m: map[gateKey]quality.Result{}}
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	var progress sync.Mutex
+	for i, name := range names {
+		links, naive, err := cfg.order(name)
+		if err != nil {
+			return nil, err
+		}
+		// Scenarios are independent worlds (own clock, own database, own
+		// providers): they run at once, and each is deterministic.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if cfg.Progress != nil {
+				progress.Lock()
+				cfg.Progress(name, false)
+				progress.Unlock()
+			}
+			row, err := cfg.scenario(ctx, name, links, naive, gate)
+			if err != nil {
+				errs[i] = fmt.Errorf("scenario %s: %w", name, err)
+				return
+			}
+			rep.Rows[i] = row
+			if cfg.Progress != nil {
+				progress.Lock()
+				cfg.Progress(name, true)
+				progress.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// memoGate remembers the real gate's verdicts by answer text and spec. The
+// gate is a pure function of those, and the scenarios meet the same answers
+// for the same jobs, so each distinct answer is scored once. It is safe for
+// concurrent use.
+type memoGate struct {
+	g  chain.Gate
+	mu sync.Mutex
+	m  map[gateKey]quality.Result
+}
+
+type gateKey struct {
+	sum  [32]byte
+	spec quality.Spec
+}
+
+func (m *memoGate) Evaluate(text string, spec quality.Spec) quality.Result {
+	k := gateKey{sum: sha256.Sum256([]byte(text)), spec: spec}
+	m.mu.Lock()
+	r, ok := m.m[k]
+	m.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = m.g.Evaluate(text, spec)
+	m.mu.Lock()
+	m.m[k] = r
+	m.mu.Unlock()
+	return r
+}
+
+func (cfg *Config) postsPerDay() int {
+	if cfg.PostsPerDay > 0 {
+		return cfg.PostsPerDay
+	}
+	return 6
+}
+
+// scenario runs one scenario and reads its row back.
+func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Link, naive bool, gate chain.Gate) (Row, error) {
+	w := cfg.World
+	path := filepath.Join(cfg.Dir, name+".db")
+	store, err := cfg.Open(path)
+	if err != nil {
+		return Row{}, err
+	}
+	defer store.Close()
+	clock := sim.NewVirtualClock(w.start)
+	ch, err := cfg.scenarioChain(name, order, naive, gate, store, clock)
+	if err != nil {
+		return Row{}, err
+	}
+	walks, err := cfg.drive(ctx, ch, store, clock)
+	if err != nil {
+		return Row{}, err
+	}
+	row, err := readRow(ctx, store, name, order[0].Name)
+	if err != nil {
+		return Row{}, err
+	}
+	for _, l := range order {
+		row.Order = append(row.Order, l.Name)
+	}
+	row.DB = path
+	// Every due job counts, also one that no run ever claimed (posts_per_run
+	// spent on retries of deferred jobs): it has no jobs row.
+	row.Jobs = w.days * cfg.postsPerDay()
+	row.SuccessRate = float64(row.Published) / float64(row.Jobs)
+	end := w.start.AddDate(0, 0, w.days)
+	row.BlackoutHours, row.Blackouts, row.BlackoutDays = blackouts(walks, end)
+	return row, nil
+}
+
+// scenarioChain builds one scenario's chain from the template: the links
+// of order with the World's in-process providers on clock, the scenario's
+// own store and jitter, and for the naive baseline its policy, its
+// forgetful store and each link repeated for the immediate retries.
+func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, gate chain.Gate, store Store, clock *sim.VirtualClock) (*chain.Chain, error) {
+	w := cfg.World
+	tpl := cfg.Chain
+	jit := rand.New(rand.NewPCG(w.seed, hash64("jitter/"+name)))
+	ch := &chain.Chain{
+		Policy: tpl.Policy, Breaker: tpl.Breaker, Deadline: tpl.Deadline, Gate: gate,
+		Prompt: tpl.Prompt, Schema: tpl.Schema, Store: store, Clock: clock, Jitter: jit.Float64,
+	}
+	if naive {
+		ch.Store = forgetful{store}
+		ch.Policy = naivePolicy(tpl.Policy)
+	}
+	for _, l := range order {
+		spec := cfg.Specs[l.Name]
+		if spec.Model == "" {
+			spec.Model = l.Model
+		}
+		if spec.Kind == "" {
+			spec.Kind = l.Family
+		}
+		p, err := w.Provider(l.Name, spec.Kind, clock, spec)
+		if err != nil {
+			return nil, err
+		}
+		cl := &chain.Link{
+			Name: l.Name, Model: l.Model, Family: l.Family, Infra: l.Infra, Provider: p,
+			DailyCap: l.DailyCap, CapReset: l.CapReset, Price: l.Price, MaxTokens: l.MaxTokens, Stream: l.Stream,
+			Pacer: chain.NewPacer(spec.RPM, spec.TPM),
+		}
+		n := 1
+		if naive {
+			n += cfg.naiveRetries() // an immediate retry is the same link again, no wait
+		}
+		for range n {
+			ch.Links = append(ch.Links, cl)
+		}
+	}
+	return ch, nil
+}
+
+// drive runs every day of the World through ch: at each run time of the
+// day it sets clock and lets a runner take the due jobs. It returns every
+// job's pass through the chain, in order.
+func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock) ([]walk, error) {
+	w := cfg.World
+	var walks []walk
+	var last time.Time
+	runner := &chain.Runner{
+		Chain: ch, Jobs: store, Publisher: sim.NopPublisher{},
+		Owner: chain.Owner{Host: "simulate", PID: 1}, Alive: func(chain.Owner) bool { return true },
+		Parallel: 1,
+		OnJob: func(r chain.JobReport) {
+			now := clock.Now()
+			walks = append(walks, walk{start: last, end: now, published: r.Status == chain.JobPublished,
+				noAnswer: r.Status == chain.JobDeferred || r.Status == chain.JobHalted})
+			last = now
+		},
+	}
+	perRun, runs := cfg.postsPerRun(), cfg.runTimes()
+	for day := range w.days {
+		dayStart := w.start.AddDate(0, 0, day)
+		slot := dayStart.Format("2006-01-02")
+		jobs := cfg.jobs(slot)
+		for _, off := range runs {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			clock.Set(dayStart.Add(off))
+			last = clock.Now()
+			sum := runner.Run(ctx, jobs, perRun)
+			for _, r := range sum.Reports {
+				if r.Status == "error" && r.Err != nil {
+					return nil, r.Err
+				}
+			}
+		}
+	}
+	return walks, nil
+}
+
+// postsPerRun is how many due jobs one run takes.
+func (cfg *Config) postsPerRun() int {
+	if cfg.PostsPerRun > 0 {
+		return cfg.PostsPerRun
+	}
+	return cfg.postsPerDay()
+}
+
+// runTimes returns the runs of a day as offsets from UTC midnight: the
+// configured ones, else one run per PostsPerRun jobs spread evenly.
+func (cfg *Config) runTimes() []time.Duration {
+	if len(cfg.RunTimes) > 0 {
+		return cfg.RunTimes
+	}
+	var runs []time.Duration
+	n := (cfg.postsPerDay() + cfg.postsPerRun() - 1) / cfg.postsPerRun()
+	for i := range n {
+		runs = append(runs, time.Duration(i)*24*time.Hour/time.Duration(n))
+	}
+	return runs
+}
+
+// jobs returns the day's due jobs.
+func (cfg *Config) jobs(slot string) []chain.Job {
+	n := cfg.postsPerDay()
+	out := make([]chain.Job, 0, n)
+	for i := range n {
+		var j chain.Job
+		if len(cfg.Topics) > 0 {
+			j = cfg.Topics[i%len(cfg.Topics)]
+			if i >= len(cfg.Topics) {
+				j.Topic = fmt.Sprintf("%s-%d", j.Topic, i/len(cfg.Topics))
+			}
+		} else {
+			j = chain.Job{Topic: fmt.Sprintf("topic-%02d", i+1), Title: fmt.Sprintf("Practical guide %d to home energy savings", i+1),
+				Category: "home", Keywords: []string{"insulation", "heat pump", "bills"}, Language: "en", TargetWords: 1500}
+		}
+		j.Slot = slot
+		j.ID = chain.JobID(j.Topic, slot)
+		out = append(out, j)
+	}
+	return out
+}

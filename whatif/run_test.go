@@ -1,0 +1,44 @@
+package whatif
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestSameSeedSameTable(t *testing.T) {
+	a := runSim(t, smallModel(), 11, 5)
+	b := runSim(t, smallModel(), 11, 5)
+	strip := func(r *Report) []Row {
+		rows := append([]Row(nil), r.Rows...)
+		for i := range rows {
+			rows[i].DB = ""
+		}
+		return rows
+	}
+	if !reflect.DeepEqual(strip(a), strip(b)) {
+		t.Fatalf("same seed, different tables:\n%+v\n%+v", strip(a), strip(b))
+	}
+	if len(a.Rows) != 4 {
+		t.Fatalf("want 4 rows (chain and three baselines), got %d", len(a.Rows))
+	}
+	for _, r := range a.Rows {
+		if r.Jobs != 5*6 {
+			t.Errorf("%s: %d jobs, want %d", r.Scenario, r.Jobs, 5*6)
+		}
+		if r.Calls == 0 || r.CostUSD <= 0 {
+			t.Errorf("%s: no calls or no cost: %+v", r.Scenario, r)
+		}
+	}
+	c := runSim(t, smallModel(), 12, 5)
+	if reflect.DeepEqual(strip(a), strip(c)) {
+		t.Fatal("a different seed gave the very same table: the seed is not used")
+	}
+	// The chain must beat its first link alone in this eventful world.
+	ch, single := a.Row(ScenarioChain), a.Row(ScenarioSingle)
+	if ch.SuccessRate <= single.SuccessRate || single.FallbackShare != 0 || ch.FallbackShare == 0 {
+		t.Fatalf("chain %+v\nsingle %+v", ch, single)
+	}
+	if got := a.Row(ScenarioCostOrder).Order[0]; got != "openrouter" {
+		t.Fatalf("cost order starts with %s, want the cheapest, openrouter", got)
+	}
+}
