@@ -100,6 +100,7 @@ type ProviderError struct {
 	Outcome    Outcome       // classification (never OutcomeOK/OutcomeRejected)
 	RetryAfter time.Duration // the provider's requested wait; 0 = none given
 	ResetAt    time.Time     // absolute reset time when the provider names one
+	RetryRaw   string        // every wait/reset named, as sent ("Retry-After: 315360000"); an unreadable one makes RetryAfter ~100 years
 	Scope      Scope         // minute/day for 429s
 	Message    string        // provider's message, secrets scrubbed
 	Partial    string        // text received before a stream broke

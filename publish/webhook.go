@@ -34,9 +34,13 @@ import (
 //
 // A 2xx answer is success, and so is 409 Conflict (the receiver already has
 // this Idempotency-Key). Any other answer is a *StatusError; network errors
-// and context cancellation are returned wrapped. A nil Client means a client
-// with a 30 s timeout. The Secret never appears in an error. A Webhook is
-// safe for concurrent use.
+// and context cancellation are returned wrapped. A redirect is never
+// followed, whatever Client says: Go would re-send a 301/302/303 POST as a
+// bodyless GET (whose 200 would look like a delivery) and a 307/308 with
+// the article and its signature to whatever host the Location names. A 3xx
+// is a failed delivery instead, to be retried later with the same key and
+// body. A nil Client means a client with a 30 s timeout. The Secret never
+// appears in an error. A Webhook is safe for concurrent use.
 type Webhook struct {
 	URL    string
 	Secret []byte
@@ -55,8 +59,8 @@ func (w *Webhook) step(name string) {
 
 var _ chain.Publisher = (*Webhook)(nil)
 
-// defaultClient is used when Webhook.Client is nil.
-var defaultClient = &http.Client{Timeout: 30 * time.Second}
+// defaultTimeout bounds one delivery when Webhook.Client is nil.
+const defaultTimeout = 30 * time.Second
 
 // Limits on how much of a receiver's answer is read and quoted in errors.
 const (
@@ -65,24 +69,36 @@ const (
 )
 
 // StatusError is a webhook answer other than 2xx or 409. Body is the start
-// of the response body (at most 512 bytes, secret redacted).
+// of the response body (at most 512 bytes, secret redacted). Location is
+// where a 3xx answer pointed (without user info, query and fragment), which
+// was not followed; empty for other answers.
 type StatusError struct {
 	StatusCode int
 	Body       string
+	Location   string
 }
 
 func (e *StatusError) Error() string {
 	s := fmt.Sprintf("webhook answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.StatusCode/100 == 3 {
+		s += " (redirect not followed"
+		if e.Location != "" {
+			s += ": " + e.Location
+		}
+		s += ")"
+	}
 	if e.Body != "" {
 		s += ": " + e.Body
 	}
 	return s
 }
 
-// Retryable reports whether a later resend may succeed: 5xx, 408 and 429.
-// Other 4xx answers need a change on one side or the other.
+// Retryable reports whether a later resend may succeed: 5xx, 408, 429 and
+// 3xx (a redirect is not followed, but the receiver may answer directly
+// later). Other 4xx answers need a change on one side or the other.
 func (e *StatusError) Retryable() bool {
-	return e.StatusCode >= 500 || e.StatusCode == http.StatusRequestTimeout || e.StatusCode == http.StatusTooManyRequests
+	return e.StatusCode >= 500 || e.StatusCode/100 == 3 ||
+		e.StatusCode == http.StatusRequestTimeout || e.StatusCode == http.StatusTooManyRequests
 }
 
 // payload is the JSON body; field order is the wire order.
@@ -158,12 +174,8 @@ func (w *Webhook) Deliver(ctx context.Context, d chain.Delivery) (string, error)
 	if len(w.Secret) > 0 {
 		req.Header.Set("X-Signature", Sign(w.Secret, body))
 	}
-	client := w.Client
-	if client == nil {
-		client = defaultClient
-	}
 	w.step("webhook: sending")
-	resp, err := client.Do(req)
+	resp, err := w.client().Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -178,10 +190,24 @@ func (w *Webhook) Deliver(ctx context.Context, d chain.Delivery) (string, error)
 	if resp.StatusCode/100 == 2 || resp.StatusCode == http.StatusConflict {
 		return d.Location, nil
 	}
-	return "", fmt.Errorf("publish webhook %s: %w", d.JobID, &StatusError{
-		StatusCode: resp.StatusCode,
-		Body:       w.quote(head),
-	})
+	se := &StatusError{StatusCode: resp.StatusCode, Body: w.quote(head)}
+	if l := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && l != "" {
+		if loc, err := u.Parse(l); err == nil {
+			se.Location = w.quote([]byte(safeURL(loc)))
+		}
+	}
+	return "", fmt.Errorf("publish webhook %s: %w", d.JobID, se)
+}
+
+// client is Client (or a 30 s client) made to refuse every redirect: the
+// 3xx answer itself comes back. A copy is changed, never the caller's.
+func (w *Webhook) client() *http.Client {
+	c := http.Client{Timeout: defaultTimeout}
+	if w.Client != nil {
+		c = *w.Client
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
 }
 
 // payloadBytes encodes a as the webhook body. The same Article always gives

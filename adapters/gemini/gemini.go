@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,8 +87,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 // Truncated set. Every failure is a *chain.ProviderError: HTTP errors are
 // classified (429 → rate_limited / quota_exhausted by the quotaId scope, with
 // the longest of RetryInfo.retryDelay, Retry-After and "Please retry in …"
-// as RetryAfter; 400
-// API_KEY_INVALID → auth_error), a safety/recitation block, a blocked prompt
+// as RetryAfter and each as sent in RetryRaw; an unreadable one makes
+// RetryAfter transport.MaxDelay; a 4xx API_KEY_INVALID → auth_error; any
+// status outside 2xx, 4xx and 5xx → error whatever the body says), a
+// safety/recitation block, a blocked prompt
 // or an answer without candidates is blocked (status 200), and a stream that
 // ends without a finish reason is stream_broken with the text so far in
 // Partial.
@@ -241,14 +245,20 @@ func joinMsg(a, b string) string {
 
 // fail classifies a failed call. A transport failure (timeout, refused
 // connection, broken stream, oversized body, cancelled context) wins over
-// whatever the SDK made of it; then the API error the SDK decoded; anything
-// else is error, or stream_broken when it happened inside a 200 stream.
+// whatever the SDK made of it; then an answer outside 2xx, which the
+// transport never hands to the SDK, by its status and the error its body
+// names; then an API error the SDK decoded (an error event inside a
+// stream); anything else is error, or stream_broken when it happened inside
+// a 200 stream.
 func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream bool) error {
 	pe, done := transport.Failure(c.name, ex, err, partial, c.key)
 	if done {
 		return pe
 	}
 	ae, ok := apiError(err)
+	if errors.Is(err, transport.ErrStatus) {
+		ae, ok = bodyError(ex), true
+	}
 	if !ok {
 		pe.Outcome = chain.OutcomeError
 		if stream && pe.Status == http.StatusOK {
@@ -267,7 +277,7 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream 
 		pe.Status = ae.Code
 	}
 	d := readDetails(ae.Details)
-	if d.reason == "API_KEY_INVALID" {
+	if d.reason == "API_KEY_INVALID" && pe.Status/100 == 4 {
 		pe.Outcome = chain.OutcomeAuthError
 		return pe
 	}
@@ -277,16 +287,33 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream 
 			pe.Scope = transport.ScopeFromText(ae.Message)
 		}
 		// Every wait the provider names is a floor: keep the longest.
-		pe.RetryAfter = d.retryDelay
-		if w, ok := transport.ParseRetryAfter(ex.Header().Get("Retry-After"), time.Now()); ok {
-			pe.RetryAfter = max(pe.RetryAfter, w)
-		}
-		if w, ok := transport.ParseMessageDelay(ae.Message); ok {
-			pe.RetryAfter = max(pe.RetryAfter, w)
-		}
+		var ds transport.Delays
+		ds.Add("retryDelay", d.retryRaw, d.retryDelay, d.retryOK)
+		ds.RetryAfter(ex.Header().Get("Retry-After"), time.Now())
+		ds.Message(ae.Message)
+		ds.Fill(pe, c.key)
 	}
 	pe.Outcome = transport.Classify(pe.Status, false, pe.Scope)
 	return pe
+}
+
+// bodyError reads the error an answer outside 2xx names in its body, in
+// the form the SDK decodes ({"error":{"code","message","status",
+// "details"}}). A body without one gives the status and the start of the
+// body as the message.
+func bodyError(ex *transport.Exchange) genai.APIError {
+	body := ex.Body()
+	var env struct {
+		Error *genai.APIError `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Error != nil && strings.TrimSpace(env.Error.Message) != "" {
+		return *env.Error
+	}
+	ae := genai.APIError{Code: ex.Status(), Message: transport.StatusMessage(ex.Status(), body)}
+	if env.Error != nil {
+		ae.Status, ae.Details = env.Error.Status, env.Error.Details
+	}
+	return ae
 }
 
 // apiError finds the SDK's APIError, which genai returns by value (and a
@@ -304,7 +331,9 @@ func apiError(err error) (genai.APIError, bool) {
 }
 
 type details struct {
+	retryRaw   string // RetryInfo.retryDelay as sent; empty when absent
 	retryDelay time.Duration
+	retryOK    bool
 	scope      chain.Scope
 	reason     string
 }
@@ -318,8 +347,8 @@ func readDetails(ds []map[string]any) details {
 		typ, _ := m["@type"].(string)
 		switch {
 		case strings.HasSuffix(typ, "google.rpc.RetryInfo"):
-			if w, ok := protoDuration(m["retryDelay"]); ok {
-				d.retryDelay = w
+			if v, ok := m["retryDelay"]; ok {
+				d.retryRaw, d.retryDelay, d.retryOK = protoDuration(v)
 			}
 		case strings.HasSuffix(typ, "google.rpc.QuotaFailure"):
 			vs, _ := m["violations"].([]any)
@@ -345,28 +374,43 @@ func readDetails(ds []map[string]any) details {
 }
 
 // protoDuration reads a google.protobuf.Duration in its JSON form ("26s",
-// "23.472316927s") or, defensively, as {"seconds":…, "nanos":…}.
-func protoDuration(v any) (time.Duration, bool) {
+// "23.472316927s", "999999999s") or, defensively, as {"seconds":…,
+// "nanos":…}, saturating at transport.MaxDelay. raw is the value as sent;
+// ok is false when it cannot be read (a negative value included).
+func protoDuration(v any) (raw string, d time.Duration, ok bool) {
 	switch x := v.(type) {
 	case string:
-		d, err := time.ParseDuration(x)
-		return d, err == nil && d >= 0
+		d, ok := transport.ParseProtoDuration(x)
+		return x, d, ok
 	case map[string]any:
-		var d time.Duration
+		b, _ := json.Marshal(x)
+		raw = string(b)
+		var secs float64
 		switch s := x["seconds"].(type) {
 		case float64:
-			d = time.Duration(s) * time.Second
-		case string:
-			w, err := time.ParseDuration(s + "s")
+			secs = s
+		case string: // int64 fields are strings in proto JSON
+			f, err := strconv.ParseFloat(s, 64)
 			if err != nil {
-				return 0, false
+				return raw, 0, false
 			}
-			d = w
+			secs = f
+		default:
+			return raw, 0, false
 		}
-		if n, ok := x["nanos"].(float64); ok {
-			d += time.Duration(n)
+		nanos, _ := x["nanos"].(float64)
+		if secs < 0 || nanos < 0 || math.IsNaN(secs) || math.IsNaN(nanos) {
+			return raw, 0, false
 		}
-		return d, d > 0
+		if secs+nanos/1e9 >= transport.MaxDelay.Seconds() {
+			return raw, transport.MaxDelay, true
+		}
+		whole := math.Floor(secs)
+		d := time.Duration(whole)*time.Second + time.Duration(math.Round((secs-whole)*1e9+nanos))
+		return raw, min(d, transport.MaxDelay), true
+	case nil:
+		return "", 0, false
 	}
-	return 0, false
+	b, _ := json.Marshal(v)
+	return string(b), 0, false
 }

@@ -51,7 +51,7 @@ func FuzzGenerateClassifies(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, status int, header string, body []byte, stream bool) {
-		status = 200 + (status%400+400)%400 // 200..599: WriteHeader refuses the rest
+		status = transporttest.WireStatus(status)
 		cur.Store(&transporttest.WireCase{Status: status, Header: header, Body: body})
 		req := chain.Request{JobID: "j", Prompt: "Title: x", MaxTokens: 100, Stream: stream}
 		first := outcomeOf(t, c, req, status, body)

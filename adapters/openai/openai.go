@@ -104,7 +104,9 @@ func New(cfg Config) (*Client, error) {
 // "free-models-per-day", code token_quota_exceeded or
 // x-ratelimit-remaining-requests-day 0; minute: "per minute", code
 // request_quota_exceeded), the longest of Retry-After and "try again in …"
-// as RetryAfter, and OpenRouter's metadata X-RateLimit-Reset as ResetAt. An
+// as RetryAfter, OpenRouter's metadata X-RateLimit-Reset as ResetAt, and
+// each of them as sent in RetryRaw (an unreadable one makes RetryAfter
+// transport.MaxDelay). An
 // error inside an answer that had already started with status 200 (an
 // OpenRouter error chunk, finish_reason "error") and a stream that ends
 // without a finish reason are stream_broken with the text so far in Partial.
@@ -293,9 +295,10 @@ func (c *Client) broken(ex *transport.Exchange, msg, partial string) error {
 
 // fail classifies a failed call. A transport failure (timeout, refused
 // connection, broken connection, oversized body, cancelled context) wins
-// over whatever the SDK made of it; then the error body as the provider
-// sent it (wrapped in "error" or, as Cerebras does, not); then the SDK's own
-// error.
+// over whatever the SDK made of it. An answer outside 2xx never reaches the
+// SDK (the transport refuses it), so it is classified by its status and the
+// error body as the provider sent it (wrapped in "error" or, as Cerebras
+// does, not); an SDK error, last, fills what the body did not say.
 func (c *Client) fail(ex *transport.Exchange, err error, partial string) error {
 	h := ex.Header()
 	pe, done := transport.Failure(c.name, ex, err, partial, c.key)
@@ -325,10 +328,15 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string) error {
 			pe.Status = re.HTTPStatusCode
 		}
 	}
-	pe.Message = transport.Scrub(w.text(), c.key)
-	if pe.Message == "" {
-		pe.Message = transport.Scrub(err.Error(), c.key)
+	msg := w.text()
+	switch {
+	case msg != "":
+	case errors.Is(err, transport.ErrStatus):
+		msg = transport.StatusMessage(pe.Status, ex.Body())
+	default:
+		msg = err.Error()
 	}
+	pe.Message = transport.Scrub(msg, c.key)
 	switch pe.Status {
 	case 0:
 		pe.Outcome = chain.OutcomeError // the SDK refused the request; nothing was sent
@@ -338,23 +346,32 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string) error {
 		return pe
 	}
 	code := w.code()
-	rateLimit := pe.Status == http.StatusTooManyRequests || code == "rate_limit_exceeded"
+	// A body's rate-limit code is believed on a 4xx or 5xx (Groq's 413); on
+	// any other status (1xx, 3xx, 600 and up) the body says nothing.
+	rateLimit := pe.Status == http.StatusTooManyRequests || (pe.Status >= 400 && pe.Status <= 599 && code == "rate_limit_exceeded")
 	if rateLimit {
 		pe.Scope = scope(h, w, code)
-		if d, ok := transport.ParseRetryAfter(h.Get("Retry-After"), time.Now()); ok {
-			pe.RetryAfter = d
-		}
-		if d, ok := transport.ParseMessageDelay(w.Message); ok {
-			pe.RetryAfter = max(pe.RetryAfter, d) // both are floors: keep the longest
-		}
-		if t, ok := transport.ParseEpoch(w.metaHeader("X-RateLimit-Reset")); ok {
-			pe.ResetAt = t
-		} else if t, ok := transport.ParseEpoch(h.Get("X-RateLimit-Reset")); ok {
-			pe.ResetAt = t
-		}
+		delays(h, w).Fill(pe, c.key)
 	}
 	pe.Outcome = transport.Classify(pe.Status, rateLimit, pe.Scope)
 	return pe
+}
+
+// delays collects the waits a rate-limit answer names: Retry-After, "try
+// again in …" in the message (each a floor: the longest wins) and
+// OpenRouter's X-RateLimit-Reset, from the error's metadata or else the
+// answer's headers.
+func delays(h http.Header, w wireError) *transport.Delays {
+	now := time.Now()
+	ds := new(transport.Delays)
+	ds.RetryAfter(h.Get("Retry-After"), now)
+	ds.Message(w.Message)
+	if v := w.metaHeader("X-RateLimit-Reset"); strings.TrimSpace(v) != "" {
+		ds.Epoch("metadata X-RateLimit-Reset", v, now)
+	} else {
+		ds.Epoch("X-RateLimit-Reset", h.Get("X-RateLimit-Reset"), now)
+	}
+	return ds
 }
 
 // scope decides the window of a rate limit; a daily signal wins.

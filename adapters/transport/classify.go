@@ -59,7 +59,8 @@ func ScopeFromText(s string) chain.Scope {
 
 // ParseRetryAfter parses a Retry-After header value: delay seconds (a
 // fraction is accepted) or an HTTP date, taken relative to now (a past date
-// gives 0). ok is false for an empty or unreadable value.
+// gives 0). A wait longer than MaxDelay saturates to it. ok is false for an
+// empty or unreadable value.
 func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -73,51 +74,14 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 		return 0, false
 	}
 	if d := t.Sub(now); d > 0 {
-		return d, true
+		return min(d, MaxDelay), true
 	}
 	return 0, true
 }
 
-var (
-	// "Please try again in 9m52.272s." (Groq), "Please retry in 23.472316927s." (Gemini).
-	compactDelay = regexp.MustCompile(`(?i)(?:try again|retry)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?(?:ns|us|µs|ms|h|m|s))+)\b`)
-	// "try again in 20 seconds", "retry after 2 minutes".
-	wordDelay = regexp.MustCompile(`(?i)(?:try again|retry)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?)\b`)
-)
-
-// ParseMessageDelay finds the wait a provider names in an error message:
-// "try again in 9m52.272s", "Please retry in 23.472316927s.", "try again in
-// 20 seconds". ok is false when the message names none.
-func ParseMessageDelay(msg string) (d time.Duration, ok bool) {
-	if m := compactDelay.FindStringSubmatch(msg); m != nil {
-		if d, err := time.ParseDuration(m[1]); err == nil {
-			return d, true
-		}
-	}
-	if m := wordDelay.FindStringSubmatch(msg); m != nil {
-		n, err := strconv.ParseFloat(m[1], 64)
-		if err != nil {
-			return 0, false
-		}
-		unit := time.Second
-		switch u := strings.ToLower(m[2]); {
-		case strings.HasPrefix(u, "ms"), strings.HasPrefix(u, "milli"):
-			unit = time.Millisecond
-		case strings.HasPrefix(u, "min"):
-			unit = time.Minute
-		case strings.HasPrefix(u, "hour"):
-			unit = time.Hour
-		}
-		if f := n * float64(unit); f < math.MaxInt64 {
-			return time.Duration(f), true
-		}
-		return time.Duration(math.MaxInt64), true // an absurd wait saturates, never wraps negative
-	}
-	return 0, false
-}
-
 // ParseReset parses a rate-limit reset header: a Go-style duration (Groq
-// "2m59.56s", "7.66s") or bare seconds (Cerebras "33011.38").
+// "2m59.56s", "7.66s") or bare seconds (Cerebras "33011.38"), at most
+// MaxDelay.
 func ParseReset(v string) (d time.Duration, ok bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -130,7 +94,7 @@ func ParseReset(v string) (d time.Duration, ok bool) {
 	if err != nil || d < 0 {
 		return 0, false
 	}
-	return d, true
+	return min(d, MaxDelay), true
 }
 
 // ParseEpoch parses an absolute reset time given as a Unix epoch number:
@@ -145,17 +109,6 @@ func ParseEpoch(v string) (t time.Time, ok bool) {
 		return time.UnixMilli(n).UTC(), true
 	}
 	return time.Unix(n, 0).UTC(), true
-}
-
-func parseSeconds(v string) (time.Duration, bool) {
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || f > math.MaxInt64/float64(time.Second) {
-		return 0, false
-	}
-	if d, err := time.ParseDuration(v + "s"); err == nil {
-		return d, true // exact for decimal text such as "33011.38"
-	}
-	return time.Duration(math.Round(f * float64(time.Second))), true
 }
 
 // QuotaFromHeaders reads the daily allowance from rate-limit headers:

@@ -28,6 +28,14 @@ func TestParseRetryAfter(t *testing.T) {
 		{"", 0, false},
 		{"-3", 0, false},
 		{"soon", 0, false},
+		{"NaN", 0, false},
+		{"Inf", 0, false},
+		{"0x10", 0, false},
+		{"315360000", 315360000 * time.Second, true},                // ten years: kept, the policy bounds it
+		{"Fri, 01 Jun 2035 12:00:00 GMT", 74538 * time.Hour, true},  // 2035: kept
+		{"99999999999999999999", transport.MaxDelay, true},          // beyond a Duration: saturated
+		{"1e400", transport.MaxDelay, true},                         // beyond a float64
+		{"Fri, 31 Dec 9999 23:59:59 GMT", transport.MaxDelay, true}, // beyond a Duration
 	}
 	for _, tt := range tests {
 		got, ok := transport.ParseRetryAfter(tt.in, now)
@@ -52,6 +60,10 @@ func TestParseMessageDelay(t *testing.T) {
 		{"Requests per minute limit exceeded - too many requests sent.", 0, false},
 		{"try again later", 0, false},
 		{"", 0, false},
+		{"Please try again in 99999999999999h.", transport.MaxDelay, true},
+		{"Please try again in 2562047h47m16.854775808s.", transport.MaxDelay, true}, // one past the largest Duration
+		{"try again in 99999999999999999999 hours", transport.MaxDelay, true},
+		{"try again in 1" + strings.Repeat("0", 400) + " seconds", transport.MaxDelay, true}, // beyond a float64
 	}
 	for _, tt := range tests {
 		got, ok := transport.ParseMessageDelay(tt.in)
@@ -222,5 +234,78 @@ func TestRedactHidesFieldsFromGoSyntax(t *testing.T) {
 	var l leaky
 	if !errors.As(err, &l) || l.Secret != key {
 		t.Fatal("errors.As lost the original")
+	}
+}
+
+func TestParseProtoDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"26s", 26 * time.Second, true},
+		{"23.472316927s", 23472316927 * time.Nanosecond, true},
+		{"999999999s", 999999999 * time.Second, true}, // 31 years: kept
+		{"0s", 0, true},
+		{"99999999999999s", transport.MaxDelay, true},
+		{"1" + strings.Repeat("0", 400) + "s", transport.MaxDelay, true},
+		{"-5s", 0, false},
+		{"1e9s", 0, false},
+		{"NaNs", 0, false},
+		{"Infs", 0, false},
+		{"26", 0, false},
+		{"s", 0, false},
+		{"soon", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := transport.ParseProtoDuration(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseProtoDuration(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestDelays: every named value is kept as sent, the longest wait wins,
+// an unreadable one counts as MaxDelay, the key is scrubbed and nothing
+// named leaves the error alone.
+func TestDelays(t *testing.T) {
+	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	const key = "gsk_TEST_secret_key_0123456789abcdef"
+	tests := []struct {
+		name  string
+		fill  func(*transport.Delays)
+		wait  time.Duration
+		reset time.Time
+		raw   string
+	}{
+		{"none", func(*transport.Delays) {}, 7, time.Time{}, "untouched"},
+		{"blank header", func(d *transport.Delays) { d.RetryAfter("  ", now) }, 7, time.Time{}, "untouched"},
+		{"longest wins", func(d *transport.Delays) {
+			d.RetryAfter("2", now)
+			d.Message("Please try again in 9m52.272s.")
+		}, 9*time.Minute + 52272*time.Millisecond, time.Time{}, "Retry-After: 2; message: try again in 9m52.272s"},
+		{"unreadable wins", func(d *transport.Delays) {
+			d.RetryAfter("soon", now)
+			d.Add("retryDelay", "26s", 26*time.Second, true)
+		}, transport.MaxDelay, time.Time{}, "Retry-After: soon; retryDelay: 26s"},
+		{"epoch", func(d *transport.Delays) { d.Epoch("X-RateLimit-Reset", "1787616000000", now) },
+			0, time.UnixMilli(1787616000000).UTC(), "X-RateLimit-Reset: 1787616000000"},
+		{"epoch seconds from now", func(d *transport.Delays) { d.Epoch("X-RateLimit-Reset", "60", now) },
+			time.Minute, time.Time{}, "X-RateLimit-Reset: 60"},
+		{"key scrubbed, long value clipped", func(d *transport.Delays) { d.RetryAfter(key+strings.Repeat(" x", 200), now) },
+			transport.MaxDelay, time.Time{}, "Retry-After: " + transport.Redacted + strings.Repeat(" x", 48) + "…"},
+		{"key past the clip", func(d *transport.Delays) { d.RetryAfter(strings.Repeat("y", 110)+key, now) },
+			transport.MaxDelay, time.Time{}, "Retry-After: " + strings.Repeat("y", 107) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ds transport.Delays
+			tt.fill(&ds)
+			pe := &chain.ProviderError{RetryAfter: 7, RetryRaw: "untouched"}
+			ds.Fill(pe, key)
+			if pe.RetryAfter != tt.wait || !pe.ResetAt.Equal(tt.reset) || pe.RetryRaw != tt.raw {
+				t.Fatalf("got %v %v %q; want %v %v %q", pe.RetryAfter, pe.ResetAt, pe.RetryRaw, tt.wait, tt.reset, tt.raw)
+			}
+		})
 	}
 }

@@ -31,6 +31,9 @@ var (
 	ErrConnectionLost = errors.New("connection lost")
 	// ErrBodyTooLarge: the answer body exceeded the Transport's MaxBody.
 	ErrBodyTooLarge = errors.New("answer body too large")
+	// ErrStatus: the answer's status is outside 2xx. Its status, headers and
+	// body are in the Exchange; the adapter classifies it from there.
+	ErrStatus = errors.New("status outside 2xx")
 )
 
 // Error is a transport failure: Kind is one of the sentinels above, Detail a
@@ -66,7 +69,8 @@ func (e *Error) Unwrap() []error {
 // timeout_connect, the three stream timers to their outcomes, the caller's
 // context deadline to timeout_total, a broken connection to stream_broken,
 // an oversized body or a cancelled context to error. ok is false when err is
-// not a transport failure (for example a decoded HTTP error answer).
+// not a transport failure: an answer outside 2xx (ErrStatus), which the
+// adapter classifies from its status and body, or an SDK's own error.
 func FailureOutcome(err error) (outcome chain.Outcome, ok bool) {
 	switch {
 	case err == nil:

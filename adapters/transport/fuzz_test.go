@@ -116,15 +116,39 @@ func FuzzRateLimitText(f *testing.F) {
 		f.Add(s, "Retry-After: "+s+"\nx-ratelimit-remaining-requests: "+s+"\nx-ratelimit-reset-requests: "+s)
 	}
 	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	for _, s := range []string{"999999999s", "99999999999999s", "-5s", "1" + strings.Repeat("0", 400) + "s",
+		"try again in 2562047h47m16.854775808s", "Fri, 31 Dec 9999 23:59:59 GMT", "Fri, 01 Jun 2035 12:00:00 GMT", "315360000"} {
+		f.Add(s, "Retry-After: "+s)
+	}
+	bad := func(d time.Duration) bool { return d < 0 || d > MaxDelay }
 	f.Fuzz(func(t *testing.T, text, headers string) {
-		if d, ok := ParseMessageDelay(text); ok && d < 0 {
+		if d, ok := ParseMessageDelay(text); ok && bad(d) {
 			t.Fatalf("ParseMessageDelay(%q) = %v", text, d)
 		}
-		if d, ok := ParseRetryAfter(text, now); ok && d < 0 {
+		if phrase, d, ok := FindMessageDelay(text); bad(d) || (phrase == "" && ok) || (phrase != "" && !strings.Contains(text, phrase)) {
+			t.Fatalf("FindMessageDelay(%q) = %q, %v, %v", text, phrase, d, ok)
+		}
+		if d, ok := ParseRetryAfter(text, now); ok && bad(d) {
 			t.Fatalf("ParseRetryAfter(%q) = %v", text, d)
 		}
-		if d, ok := ParseReset(text); ok && d < 0 {
+		if d, ok := ParseReset(text); ok && bad(d) {
 			t.Fatalf("ParseReset(%q) = %v", text, d)
+		}
+		if d, ok := ParseProtoDuration(text); ok && bad(d) {
+			t.Fatalf("ParseProtoDuration(%q) = %v", text, d)
+		}
+		var ds Delays
+		h := headerOf(headers)
+		ds.RetryAfter(h.Get("Retry-After"), now)
+		ds.Message(text)
+		ds.Epoch("X-RateLimit-Reset", h.Get("X-RateLimit-Reset"), now)
+		pe := &chain.ProviderError{}
+		ds.Fill(pe, "")
+		if bad(pe.RetryAfter) || ((pe.RetryAfter != 0 || !pe.ResetAt.IsZero()) && pe.RetryRaw == "") {
+			t.Fatalf("Delays from %q / %q: wait %v reset %v raw %q", text, headers, pe.RetryAfter, pe.ResetAt, pe.RetryRaw)
+		}
+		if now.Add(pe.RetryAfter).Add(pe.RetryAfter).Before(now) {
+			t.Fatalf("now + %v is before now", pe.RetryAfter)
 		}
 		if tm, ok := ParseEpoch(text); ok && tm.Before(time.Unix(1e9, 0)) {
 			t.Fatalf("ParseEpoch(%q) = %v", text, tm)

@@ -43,7 +43,14 @@ const DefaultMaxBody = 8 << 20
 //
 // A zero limit means none. The caller's context still applies; its expiry
 // surfaces as its own error (context.DeadlineExceeded or its cause). A body
-// over MaxBody fails with ErrBodyTooLarge. Use it from many goroutines; set
+// over MaxBody fails with ErrBodyTooLarge.
+//
+// Any answer whose status is outside 2xx (1xx, 3xx, 4xx, 5xx, anything
+// else) is returned as an error of kind ErrStatus, not as a response,
+// after its body has been read into the Exchange: whatever that body says,
+// no SDK on top can take it for an answer (go-openai decodes a 3xx body as
+// a completion). This departs from the usual RoundTripper contract on
+// purpose; the adapter classifies the failure from the Exchange. Use it from many goroutines; set
 // MaxBody before the first request.
 type Transport struct {
 	// MaxBody bounds the bytes read from one answer body; zero means
@@ -122,7 +129,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ex.gotHeaders(resp.StatusCode, resp.Header, w.since())
-	resp.Body = &body{
+	b := &body{
 		rc:        resp.Body,
 		w:         w,
 		ex:        ex,
@@ -130,7 +137,51 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sse:       strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream"),
 		lineStart: true,
 	}
+	if resp.StatusCode/100 != 2 {
+		return nil, refuse(resp.StatusCode, b)
+	}
+	resp.Body = b
 	return resp, nil
+}
+
+// refuse consumes the body of an answer outside 2xx into the Exchange and
+// returns the error for it: the read failure if reading failed (a limit
+// fired, the connection broke), else an *Error of kind ErrStatus. No SDK
+// ever sees such an answer, so none can take its body for an answer. The
+// body of a 1xx (a 101 has taken over the connection) is not read.
+func refuse(status int, b *body) error {
+	var err error
+	if status >= 200 {
+		_, err = io.Copy(io.Discard, b)
+	}
+	b.Close()
+	if err != nil {
+		return err
+	}
+	return &Error{Kind: ErrStatus, Detail: statusLine(status)}
+}
+
+func statusLine(status int) string {
+	s := fmt.Sprintf("http %d", status)
+	if t := http.StatusText(status); t != "" {
+		s += " " + t
+	}
+	return s
+}
+
+// StatusMessage describes an answer outside 2xx whose body names no error
+// an adapter can read: the status and the start of the body (at most 200
+// bytes, valid UTF-8, on one line).
+func StatusMessage(status int, body []byte) string {
+	s := statusLine(status)
+	if len(body) > 200 {
+		body = body[:200]
+	}
+	b := strings.Join(strings.Fields(strings.ToValidUTF8(string(body), "\uFFFD")), " ")
+	if b != "" {
+		s += ": " + b
+	}
+	return s
 }
 
 // watch runs the timers of one exchange. Its timers only cancel the

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/contentpipe/contentpipe/adapters/transport"
 	"github.com/contentpipe/contentpipe/chain"
 )
 
@@ -25,31 +26,54 @@ type WireCase struct {
 	Body   []byte
 }
 
-// WireServer answers every request with the case cur holds. keyOf reads the
-// API key from a request (it is echoed for "{{KEY}}"). Header lines that are
-// not valid, and framing or redirect headers, are dropped: a fuzzed answer
-// must never send the client off the loopback server.
+// WireStatus maps a fuzzed int to the status a WireServer sends: values
+// from 100 to 999 stay as they are (so recorded answers keep theirs), any
+// other value is folded into that range.
+func WireStatus(n int) int {
+	if n >= 100 && n <= 999 {
+		return n
+	}
+	return 100 + (n%900+900)%900
+}
+
+// WireServer answers every request with the case cur holds, written raw
+// (see WriteRaw) so that any status from 100 to 999 reaches the client.
+// keyOf reads the API key from a request (it is echoed for "{{KEY}}").
+// Header lines that are not valid (a name that is no token, a value with a
+// control character, which net/http refuses as a malformed answer: that
+// case is tested on its own) and framing or redirect headers are dropped:
+// a fuzzed answer must never send the client off the loopback server.
 func WireServer(tb testing.TB, cur *atomic.Pointer[WireCase], keyOf func(*http.Request) string) *httptest.Server {
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := cur.Load()
 		key := keyOf(r)
+		h := http.Header{}
 		for _, l := range strings.Split(c.Header, "\n") {
 			k, v, ok := strings.Cut(l, ":")
 			k = strings.TrimSpace(k)
-			if !ok || !headerToken(k) {
+			if !ok || !headerToken(k) || !headerValue(v) {
 				continue
 			}
 			switch strings.ToLower(k) {
 			case "content-length", "transfer-encoding", "connection", "trailer", "location":
 				continue
 			}
-			w.Header().Add(k, strings.ReplaceAll(strings.TrimSpace(v), "{{KEY}}", key))
+			h.Add(k, strings.ReplaceAll(strings.TrimSpace(v), "{{KEY}}", key))
 		}
-		w.WriteHeader(c.Status)
-		_, _ = w.Write(bytes.ReplaceAll(c.Body, []byte("{{KEY}}"), []byte(key)))
+		WriteRaw(w, r, c.Status, h, bytes.ReplaceAll(c.Body, []byte("{{KEY}}"), []byte(key)))
 	}))
 	tb.Cleanup(s.Close)
 	return s
+}
+
+// headerValue reports whether v holds no control character but tab.
+func headerValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func headerToken(s string) bool {
@@ -114,7 +138,9 @@ var failureOutcomes = map[chain.Outcome]bool{
 // *chain.ProviderError with one known failure outcome, a status that is the
 // one sent (or 0), a non-negative wait and quota, and no key in any text; a
 // 429 is a rate limit and a 401/403 an auth error unless rateCode says the
-// body names a rate limit. It returns the outcome (OutcomeOK for an answer).
+// body names a rate limit; a final status that is neither 2xx, 4xx nor 5xx
+// (101, 3xx, 600 and up) is an error whatever the body says. It returns
+// the outcome (OutcomeOK for an answer).
 func OutcomeOf(t *testing.T, p chain.Provider, req chain.Request, status int, key string, rateCode bool) chain.Outcome {
 	t.Helper()
 	resp, err := p.Generate(context.Background(), req)
@@ -131,8 +157,11 @@ func OutcomeOf(t *testing.T, p chain.Provider, req chain.Request, status int, ke
 	if !failureOutcomes[pe.Outcome] {
 		t.Fatalf("outcome %q is not a failure outcome", pe.Outcome)
 	}
-	if pe.RetryAfter < 0 || pe.Quota.Remaining < -1 {
-		t.Fatalf("negative wait or quota: %v %+v", pe.RetryAfter, pe.Quota)
+	if pe.RetryAfter < 0 || pe.RetryAfter > transport.MaxDelay || pe.Quota.Remaining < -1 || pe.Quota.Reset < 0 {
+		t.Fatalf("negative or overflowing wait or quota: %v %+v", pe.RetryAfter, pe.Quota)
+	}
+	if (pe.RetryAfter != 0 || !pe.ResetAt.IsZero()) && pe.RetryRaw == "" {
+		t.Fatalf("wait %v / reset %v reported without the text the provider sent", pe.RetryAfter, pe.ResetAt)
 	}
 	for _, s := range []string{pe.Error(), pe.Message, fmt.Sprint(pe.Cause), fmt.Sprintf("%+v", pe)} {
 		if strings.Contains(s, key) {
@@ -146,6 +175,8 @@ func OutcomeOf(t *testing.T, p chain.Provider, req chain.Request, status int, ke
 		t.Fatalf("429 → %q", pe.Outcome)
 	case (status == 401 || status == 403) && !rateCode && pe.Outcome != chain.OutcomeAuthError:
 		t.Fatalf("%d → %q", status, pe.Outcome)
+	case (status == 101 || status/100 == 3 || status >= 600) && pe.Outcome != chain.OutcomeError:
+		t.Fatalf("%d → %q; a final status outside 2xx, 4xx and 5xx is an error, whatever the body says", status, pe.Outcome)
 	}
 	return pe.Outcome
 }

@@ -8,6 +8,7 @@ package transporttest
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -143,4 +144,37 @@ func Stall(t testing.TB) func(r *http.Request) {
 		case <-done:
 		}
 	}
+}
+
+// WriteRaw answers with any status from 100 to 999, past the checks of
+// net/http's server (which refuses some codes and sends a 1xx only as an
+// informational answer before a final one). It reads the rest of the
+// request body, hijacks the connection and writes the status line, h,
+// Content-Length and Connection: close, then the body, and closes. For a
+// 1xx other than 101 it writes only the informational head and closes: an
+// answer that never gets a final status. h must hold valid header names.
+func WriteRaw(w http.ResponseWriter, r *http.Request, status int, h http.Header, body []byte) {
+	_, _ = io.Copy(io.Discard, r.Body) // an unread request would make the close a reset
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("transporttest: response writer cannot be hijacked")
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		panic("transporttest: hijack: " + err.Error())
+	}
+	defer conn.Close()
+	reason := http.StatusText(status)
+	if reason == "" {
+		reason = "Status"
+	}
+	fmt.Fprintf(buf, "HTTP/1.1 %03d %s\r\n", status, reason)
+	_ = h.Write(buf)
+	if status >= 200 || status == http.StatusSwitchingProtocols {
+		fmt.Fprintf(buf, "Content-Length: %d\r\nConnection: close\r\n\r\n", len(body))
+		_, _ = buf.Write(body)
+	} else {
+		_, _ = buf.WriteString("\r\n")
+	}
+	_ = buf.Flush()
 }
