@@ -158,13 +158,20 @@ func (p RetryPolicy) next(e *ProviderError, out Outcome, wait time.Duration, now
 // namedDelay is the wait the provider named for a 429 (RetryAfter, else
 // ResetAt-now) and how it named it.
 func namedDelay(e *ProviderError, now time.Time) (time.Duration, string) {
-	if e.RetryAfter > 0 {
-		return e.RetryAfter, "retry after " + e.RetryAfter.String()
+	var d time.Duration
+	var sent string
+	switch {
+	case e.RetryAfter > 0:
+		d, sent = e.RetryAfter, "retry after "+e.RetryAfter.String()
+	case e.ResetAt.After(now):
+		d, sent = e.ResetAt.Sub(now), "reset at "+e.ResetAt.UTC().Format(time.RFC3339)
+	default:
+		return 0, ""
 	}
-	if e.ResetAt.After(now) {
-		return e.ResetAt.Sub(now), "reset at " + e.ResetAt.UTC().Format(time.RFC3339)
+	if e.RetryRaw != "" {
+		sent += " (sent as " + e.RetryRaw + ")" // the provider's own words
 	}
-	return 0, ""
+	return d, sent
 }
 
 // clampNamed cuts until, an instant the provider named, to the bound a

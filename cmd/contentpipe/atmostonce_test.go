@@ -189,3 +189,58 @@ func TestSecretEchoedInAnArticle(t *testing.T) {
 		t.Errorf("%d groq calls marked secret_redacted, want 1", n)
 	}
 }
+
+// redirectingReceiver answers every delivery with status (a redirect to
+// target) until status is set to 200; it records each delivery's key and
+// body.
+type redirectingReceiver struct {
+	status atomic.Int64
+	target string
+	got    chan [2]string
+}
+
+func (h *redirectingReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	h.got <- [2]string{r.Header.Get("Idempotency-Key"), string(b)}
+	if st := int(h.status.Load()); st != http.StatusOK {
+		http.Redirect(w, r, h.target, st)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// TestWebhookRedirectIsNotPublished: a receiver answering 301, 302, 303,
+// 307 or 308 has not received the article: the run records nothing as
+// published (exit 1), the redirect's target gets nothing, and the next run,
+// once the receiver answers 200, delivers the same key with the same body.
+func TestWebhookRedirectIsNotPublished(t *testing.T) {
+	for _, st := range []int{301, 302, 303, 307, 308} {
+		t.Run(strconv.Itoa(st), func(t *testing.T) {
+			var elsewhere atomic.Int64
+			other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+			t.Cleanup(other.Close)
+			recv := &redirectingReceiver{target: other.URL + "/stolen", got: make(chan [2]string, 16)}
+			recv.status.Store(int64(st))
+			hook := httptest.NewServer(recv)
+			t.Cleanup(hook.Close)
+			w := newWorld(t, worldOptions{topics: 1, publish: fmt.Sprintf("{kind: webhook, url: %q}", hook.URL+"/hook")})
+			r := run(t, w.dir, w.env, "run")
+			if r.code != 1 || !strings.Contains(r.stdout, "0 published") {
+				t.Fatalf("run against a %d: exit %d, want 1 with nothing published\n%s\n%s", st, r.code, r.stdout, r.stderr)
+			}
+			first := <-recv.got
+			if n := elsewhere.Load(); n != 0 {
+				t.Fatalf("the redirect's target received %d requests", n)
+			}
+			recv.status.Store(http.StatusOK)
+			r = run(t, w.dir, w.env, "run")
+			if r.code != 0 || !strings.Contains(r.stdout, "1 published") {
+				t.Fatalf("rerun exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			second := <-recv.got
+			if second != first {
+				t.Fatalf("the resend differs from the first delivery: key %q vs %q, bodies equal %v", second[0], first[0], second[1] == first[1])
+			}
+		})
+	}
+}
