@@ -39,7 +39,7 @@ func TestHealthOneFailingLink(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("health with a failing link: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "UNHEALTHY") || !strings.Contains(r.stdout, "groq") || strings.Count(r.stdout, "healthy ") < 3 {
+	if !strings.Contains(r.stdout, " unhealthy ") || !strings.Contains(r.stdout, "groq") || strings.Count(r.stdout, "healthy ") < 3 {
 		t.Errorf("summary:\n%s", r.stdout)
 	}
 	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
