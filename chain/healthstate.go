@@ -132,8 +132,12 @@ func (r ColdRule) Judge(latency, firstToken time.Duration, b LatencyBaseline) (b
 		return got > 0 && usual > 0 && got >= floor && float64(got) > f*float64(usual)
 	}
 	ft, total := slow(firstToken, b.FirstToken), slow(latency, b.Total)
-	figures := fmt.Sprintf("first token %s vs median %s, total %s vs median %s over %d job calls of 14 days (cold above %g× and %s)",
-		roundMS(firstToken), roundMS(b.FirstToken), roundMS(latency), roundMS(b.Total), b.Calls, f, floor)
+	calls := "calls"
+	if b.Calls == 1 {
+		calls = "call"
+	}
+	figures := fmt.Sprintf("first token %s vs median %s, total %s vs median %s over %d job %s of 14 days (cold above %g× and %s)",
+		roundMS(firstToken), roundMS(b.FirstToken), roundMS(latency), roundMS(b.Total), b.Calls, calls, f, floor)
 	if ft || total {
 		return true, "cold: " + figures
 	}

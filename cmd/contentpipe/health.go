@@ -171,8 +171,11 @@ func printHealthTable(w io.Writer, checks []chain.HealthCheck) {
 			what = h.Detail
 		case h.OK:
 			what = fmt.Sprintf("latency %s, first token %s", ms(h.Latency), ms(h.FirstToken))
-			if h.Detail != "" {
-				what += "; " + strings.TrimPrefix(h.Detail, "cold: ")
+			switch {
+			case h.Baseline != nil && h.Baseline.Calls > 0:
+				what = strings.TrimPrefix(h.Detail, "cold: ") // the figures, measured and usual
+			case h.Detail != "":
+				what += "; " + h.Detail
 			}
 		default:
 			status := ""
