@@ -59,7 +59,7 @@ func TestHealthOneFailingLink(t *testing.T) {
 		t.Errorf("health alert for groq not delivered")
 	}
 	msgs := bot.Messages()
-	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "Health check failed for provider groq") {
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "Health check failed for provider groq (unhealthy): server_error (HTTP 500)") {
 		t.Errorf("telegram got %+v", msgs)
 	}
 	b, err := os.ReadFile(metrics)
