@@ -6,28 +6,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 // HealthWord is the state of a recorded health check in the words that
-// health, report, alerts and the metrics share: healthy, cold,
-// rate_limited, capped, over_budget, exhausted (the last three: not
-// called), or unhealthy.
-func HealthWord(h telemetry.HealthCheck) string {
-	switch o := string(h.Outcome); o {
-	case "cold", "rate_limited", "capped", "exhausted", "over_budget":
-		return o
-	case "quota_exhausted":
-		return "exhausted"
-	case "cap":
-		return "capped"
-	case "tokens", "budget":
-		return "over_budget"
-	}
-	if h.OK {
-		return "healthy"
-	}
-	return "unhealthy"
+// health, report, alerts and the metrics share (chain.HealthState):
+// healthy, cold, rate_limited, capped, over_budget, exhausted, or
+// unhealthy.
+func HealthWord(h telemetry.HealthCheck) string { return string(HealthState(h)) }
+
+// HealthState is the state of a recorded health check.
+func HealthState(h telemetry.HealthCheck) chain.HealthState {
+	return chain.RecordedHealthState(string(h.Outcome), h.OK)
 }
 
 // Telegram renders the report for a chat: a few short sections of HTML,

@@ -332,7 +332,8 @@ func (r Report) writeHealth(b *strings.Builder) {
 		a.n++
 		if h.OK {
 			a.ok++
-		} else {
+		}
+		if HealthState(h).Unhealthy() {
 			h := h
 			a.fail = &h
 		}
@@ -341,14 +342,14 @@ func (r Report) writeHealth(b *strings.Builder) {
 	sort.Strings(names)
 	for _, n := range names {
 		a := by[n]
-		state := HealthWord(a.last)
+		state := HealthState(a.last)
 		fmt.Fprintf(b, "  %-12s %d of %d ok; last %s: %s, latency %s\n", n, a.ok, a.n, a.last.TS.Format("2006-01-02 15:04"), state, a.last.Latency)
 		if a.fail != nil {
 			detail := a.fail.Detail
 			if rs := []rune(detail); len(rs) > 160 {
 				detail = string(rs[:160]) + "…"
 			}
-			fmt.Fprintf(b, "  %-12s last failure %s: %s http %d %s\n", "", a.fail.TS.Format("2006-01-02 15:04"), a.fail.Outcome, a.fail.HTTPStatus, detail)
+			fmt.Fprintf(b, "  %-12s last unhealthy %s: %s http %d %s\n", "", a.fail.TS.Format("2006-01-02 15:04"), a.fail.Outcome, a.fail.HTTPStatus, detail)
 		}
 	}
 }

@@ -69,8 +69,9 @@ func ReviewQueueAlert(n int, oldest, now time.Time) (chain.Alert, bool) {
 	return chain.Alert{Key: string(RuleReviewQueue), Rule: string(RuleReviewQueue), Severity: string(m.severity), Text: m.text()}, true
 }
 
-// HealthAlert returns the health alert for a failed health check of
-// provider.
+// HealthAlert returns the health alert for a health check of provider
+// whose state is unhealthy (never cold or rate limited: `health` raises it
+// only for chain.HealthUnhealthy).
 func HealthAlert(provider, outcome string, status int, detail string) chain.Alert {
 	what := outcome
 	if status != 0 {
@@ -79,7 +80,7 @@ func HealthAlert(provider, outcome string, status int, detail string) chain.Aler
 	if detail != "" {
 		what += ": " + clip(detail, 300)
 	}
-	m := message{severity: SeverityWarning, what: fmt.Sprintf("Health check failed for provider %s: %s.", provider, what),
+	m := message{severity: SeverityWarning, what: fmt.Sprintf("Health check failed for provider %s (%s): %s.", provider, chain.HealthUnhealthy, what),
 		since: "this health walk", done: "Jobs fall back to the other providers.", run: "contentpipe health"}
 	return chain.Alert{Key: string(RuleHealth) + ":" + provider, Rule: string(RuleHealth), Severity: string(m.severity), Text: m.text()}
 }

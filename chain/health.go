@@ -10,24 +10,16 @@ import (
 	"github.com/contentpipe/contentpipe/quality"
 )
 
-// Health statuses of one link in a health walk.
-const (
-	HealthOK        = "healthy"
-	HealthFailed    = "unhealthy"
-	HealthCapped    = "capped"       // daily cap reached: not called
-	HealthExhausted = "exhausted"    // known exhausted until a reset: not called
-	HealthCircuit   = "circuit_open" // breaker open: not called; counts as unhealthy
-)
-
 // HealthCheck is the result of one link in a health walk. For a link that
-// was not called, Skip says why (SkipCap, SkipExhausted, SkipCircuitOpen)
-// and Until until when.
+// was not called, Skip says why (SkipCap, SkipExhausted, SkipCircuitOpen, …)
+// and Until until when. Baseline is the link's latency baseline when the
+// walk had a BaselineSource and the link was called.
 type HealthCheck struct {
 	TS         time.Time
 	Provider   string
 	Model      string
-	Status     string // HealthOK, HealthFailed, HealthCapped, HealthExhausted, HealthCircuit
-	OK         bool   // the provider answered {"ok":true}
+	State      HealthState
+	OK         bool // the provider answered {"ok":true}
 	HTTPStatus int
 	Latency    time.Duration
 	FirstToken time.Duration
@@ -35,12 +27,12 @@ type HealthCheck struct {
 	Skip       SkipReason
 	Until      time.Time
 	Detail     string
+	Baseline   *LatencyBaseline
 }
 
-// Unhealthy reports whether the check counts against the chain: a failed
-// call or an open circuit. A capped or exhausted link is known to be out
-// until its reset, which automation handles; it is not unhealthy.
-func (h HealthCheck) Unhealthy() bool { return h.Status == HealthFailed || h.Status == HealthCircuit }
+// Unhealthy reports whether the check counts against the chain (see
+// HealthState.Unhealthy).
+func (h HealthCheck) Unhealthy() bool { return h.State.Unhealthy() }
 
 // HealthRecorder stores health check results (telemetry's health_checks).
 type HealthRecorder interface {
@@ -50,6 +42,16 @@ type HealthRecorder interface {
 // HealthPromptFunc renders the health-check prompt of a prompt family.
 type HealthPromptFunc func(family string) Prompt
 
+// HealthWalk configures one health walk. Prompt is required; a nil
+// Recorder records nothing; a nil Baselines detects no cold start; the
+// zero Cold is the default ColdRule.
+type HealthWalk struct {
+	Prompt    HealthPromptFunc
+	Recorder  HealthRecorder
+	Baselines BaselineSource
+	Cold      ColdRule
+}
+
 // healthSchema is the JSON schema of the health answer.
 var healthSchema = []byte(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)
 
@@ -58,20 +60,26 @@ var healthSchema = []byte(`{"type":"object","properties":{"ok":{"type":"boolean"
 // gates as a job: a capped, exhausted or circuit-open link is reported as
 // such and not called (and the skip recorded). A called link's attempt is
 // recorded as a call with purpose "health", feeds the breaker and teaches
-// exhaustion like any call, and every result goes to rec. Each call is
-// bounded by the chain's Deadline. The error is for the store only.
-func (c *Chain) Health(ctx context.Context, prompt HealthPromptFunc, rec HealthRecorder) ([]HealthCheck, error) {
+// exhaustion like any call, and every result goes to w.Recorder. An
+// answer far slower than the link's baseline (w.Cold) is HealthCold. Each
+// call is bounded by the chain's Deadline. The error is for the store only.
+func (c *Chain) Health(ctx context.Context, w HealthWalk) ([]HealthCheck, error) {
 	start := c.Clock.Now()
 	job := Job{ID: "health/" + start.UTC().Format("2006-01-02T15:04:05Z"), Topic: "health", Title: "health check"}
 	numbers := &numbering{}
 	var out []HealthCheck
 	for _, l := range c.Links {
-		h, err := c.healthLink(ctx, l, job, numbers, prompt)
+		h, err := c.healthLink(ctx, l, job, numbers, w.Prompt)
 		if err != nil {
 			return out, err
 		}
-		if rec != nil {
-			if err := rec.RecordHealth(ctx, h); err != nil {
+		if h.Skip == "" && w.Baselines != nil {
+			if err := c.judgeCold(ctx, &h, w, start); err != nil {
+				return out, err
+			}
+		}
+		if w.Recorder != nil {
+			if err := w.Recorder.RecordHealth(ctx, h); err != nil {
 				return out, fmt.Errorf("record health %s: %w", l.Name, err)
 			}
 		}
@@ -80,8 +88,25 @@ func (c *Chain) Health(ctx context.Context, prompt HealthPromptFunc, rec HealthR
 	return out, nil
 }
 
-// healthStatus is the health status of a link that was not called.
-var healthStatus = map[SkipReason]string{SkipExhausted: HealthExhausted, SkipCircuitOpen: HealthCircuit, SkipCap: HealthCapped}
+// judgeCold compares a called link's answer with its latency baseline:
+// a healthy answer far slower than usual becomes HealthCold, and the
+// figures join the detail.
+func (c *Chain) judgeCold(ctx context.Context, h *HealthCheck, w HealthWalk, start time.Time) error {
+	b, err := w.Baselines.LatencyBaseline(ctx, h.Provider, start.Add(-BaselineWindow))
+	if err != nil {
+		return fmt.Errorf("latency baseline %s: %w", h.Provider, err)
+	}
+	h.Baseline = &b
+	if h.State != HealthHealthy {
+		return nil
+	}
+	cold, why := w.Cold.Judge(h.Latency, h.FirstToken, b)
+	if cold {
+		h.State = HealthCold
+	}
+	h.Detail = why
+	return nil
+}
 
 // healthLink makes one health call through the attempt pipeline, bounded
 // by the chain's deadline, and reports it.
@@ -99,24 +124,18 @@ func (c *Chain) healthLink(ctx context.Context, l *Link, job Job, numbers *numbe
 	if no := out.refused; no != nil {
 		why := no.why + "; not called"
 		c.emit(Event{Job: job, Kind: EventSkip, Provider: l.Name, Reason: why})
-		h.Status, h.Skip, h.Until, h.Detail = healthStatus[no.reason], no.reason, no.until, why
+		h.State, h.Skip, h.Until, h.Detail = skipState(no.reason), no.reason, no.until, why
 		return h, nil
 	}
 	if out.stopped != "" {
-		h.Status, h.Detail = HealthFailed, "not called: pacing wait does not fit the deadline"
+		h.State, h.Detail = HealthRateLimited, "not called: the link's own pacing wait does not fit the deadline"
 		return h, nil
 	}
 	call := out.call
 	h.Latency, h.Outcome, h.HTTPStatus, h.FirstToken = call.Latency, call.Outcome, call.HTTPStatus, call.FirstToken
 	h.Model, h.Detail = call.Model, call.Detail
-	switch {
-	case out.failure != nil:
-		h.Status = HealthFailed
-	case out.verdict.pass:
-		h.Status, h.OK = HealthOK, true
-	default:
-		h.Status = HealthFailed
-	}
+	h.OK = out.failure == nil && out.verdict.pass
+	h.State = callState(call.Outcome, h.OK)
 	c.emit(Event{Job: job, Kind: EventOutcome, Provider: l.Name, Attempt: call.Attempt, Outcome: call.Outcome, Reason: call.Detail})
 	return h, nil
 }

@@ -43,21 +43,21 @@ func TestHealthWalkReportsEveryLink(t *testing.T) {
 	s.script("chatty", step{resp: Response{Text: "Sure! Everything is fine."}})
 
 	rec := &healthRec{}
-	got, err := s.chain.Health(context.Background(), healthPrompt, rec)
+	got, err := s.chain.Health(context.Background(), HealthWalk{Prompt: healthPrompt, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]struct {
-		status    string
+		state     HealthState
 		unhealthy bool
 		calls     int
 	}{
-		"gemini":     {HealthOK, false, 1},
+		"gemini":     {HealthHealthy, false, 1},
 		"groq":       {HealthExhausted, false, 0},
 		"cerebras":   {HealthCapped, false, 0},
-		"openrouter": {HealthCircuit, true, 0},
-		"broken":     {HealthFailed, true, 1},
-		"chatty":     {HealthFailed, true, 1},
+		"openrouter": {HealthUnhealthy, true, 0},
+		"broken":     {HealthUnhealthy, true, 1},
+		"chatty":     {HealthUnhealthy, true, 1},
 	}
 	if len(got) != len(want) || len(rec.got) != len(want) {
 		t.Fatalf("%d results, %d recorded; want %d", len(got), len(rec.got), len(want))
@@ -67,8 +67,8 @@ func TestHealthWalkReportsEveryLink(t *testing.T) {
 			t.Errorf("result %d is %s, want chain order", i, h.Provider)
 		}
 		w := want[h.Provider]
-		if h.Status != w.status || h.Unhealthy() != w.unhealthy {
-			t.Errorf("%s: status %s unhealthy %v, want %s %v (%s)", h.Provider, h.Status, h.Unhealthy(), w.status, w.unhealthy, h.Detail)
+		if h.State != w.state || h.Unhealthy() != w.unhealthy {
+			t.Errorf("%s: state %s unhealthy %v, want %s %v (%s)", h.Provider, h.State, h.Unhealthy(), w.state, w.unhealthy, h.Detail)
 		}
 		if n := s.prov[h.Provider].count(); n != w.calls {
 			t.Errorf("%s called %d times, want %d", h.Provider, n, w.calls)
@@ -109,19 +109,19 @@ func TestHealthWalkReportsEveryLink(t *testing.T) {
 func TestHealthLearnsDailyExhaustion(t *testing.T) {
 	s := newScenario(t, "gemini")
 	s.script("gemini", step{err: &ProviderError{Status: 429, Outcome: OutcomeQuotaExhausted, Scope: ScopeDay, Message: "quota"}})
-	got, err := s.chain.Health(context.Background(), healthPrompt, nil)
+	got, err := s.chain.Health(context.Background(), HealthWalk{Prompt: healthPrompt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got[0].Status != HealthFailed || got[0].Outcome != OutcomeQuotaExhausted {
+	if got[0].State != HealthExhausted || got[0].Unhealthy() || got[0].Outcome != OutcomeQuotaExhausted {
 		t.Fatalf("%+v", got[0])
 	}
 	if !s.store.states["gemini"].ExhaustedUntil.After(s.clock.Now()) {
 		t.Fatal("a daily 429 in a health check did not mark the provider exhausted")
 	}
 	// The next walk skips it without a call.
-	got, _ = s.chain.Health(context.Background(), healthPrompt, nil)
-	if got[0].Status != HealthExhausted || s.prov["gemini"].count() != 1 {
+	got, _ = s.chain.Health(context.Background(), HealthWalk{Prompt: healthPrompt})
+	if got[0].State != HealthExhausted || s.prov["gemini"].count() != 1 {
 		t.Fatalf("second walk: %+v, %d calls", got[0], s.prov["gemini"].count())
 	}
 }

@@ -173,8 +173,8 @@ func TestHealthRecordsAfterCancel(t *testing.T) {
 	defer cancel()
 	reset, _ := chain.ParseCapReset("")
 	w.chain.Links = []*chain.Link{{Name: "a", Model: "m", Family: "openai", CapReset: reset, Provider: cancelling{cancel}}}
-	hs, err := w.chain.Health(ctx, func(string) chain.Prompt { return chain.Prompt{System: "s", User: "u", Version: "h"} }, nil)
-	if err != nil || len(hs) != 1 || hs[0].Status != chain.HealthFailed {
+	hs, err := w.chain.Health(ctx, chain.HealthWalk{Prompt: func(string) chain.Prompt { return chain.Prompt{System: "s", User: "u", Version: "h"} }})
+	if err != nil || len(hs) != 1 || hs[0].State != chain.HealthUnhealthy {
 		t.Fatalf("health %+v err %v", hs, err)
 	}
 	if n := w.count("SELECT COUNT(*) FROM calls WHERE provider = 'a' AND purpose = 'health' AND outcome = 'server_error'"); n != 1 {

@@ -27,8 +27,8 @@ func TestHealthPaces(t *testing.T) {
 	s.link("a").Pacer = NewPacer(1, 0)
 	prompt := func(string) Prompt { return Prompt{System: "s", User: "u", Version: "health@test"} }
 	for i := 0; i < 2; i++ {
-		hs, err := s.chain.Health(context.Background(), prompt, nil)
-		if err != nil || len(hs) != 1 || hs[0].Status != HealthOK {
+		hs, err := s.chain.Health(context.Background(), HealthWalk{Prompt: prompt})
+		if err != nil || len(hs) != 1 || hs[0].State != HealthHealthy {
 			t.Fatalf("walk %d: %+v %v", i, hs, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -27,10 +28,17 @@ func (a *app) healthCmd() *cobra.Command {
 		Use:   "health",
 		Short: "Walk every provider of the chain with a tiny JSON request and record the results",
 		Long: `Walks every link of the chain with a tiny JSON request ({"ok":true}), records
-latency, first-token time and status in health_checks (and the call in calls with
-purpose 'health'), and alerts on a failure. A capped, exhausted or circuit-open
-provider is reported as such and not called. Exit 0 all healthy, 1 any unhealthy,
-2 config error.`,
+latency, first-token time and state in health_checks (and the call in calls with
+purpose 'health'), and alerts on an unhealthy link. First runs the full PRAGMA
+integrity_check of the database. Each link gets one state:
+  healthy       answered {"ok":true} in its usual time
+  cold          answered, but slower than cold_factor (3x) times the median of its
+                job calls of the last 14 days and than cold_floor (2s): a warning
+  rate_limited  answered 429 for the minute: reachable, not unhealthy
+  capped, over_budget, exhausted   out until a reset: not called
+  unhealthy     an error status, a timeout, a wrong answer or an open circuit
+Exit 0 when no link is unhealthy (cold and rate-limited included), 1 any
+unhealthy, 2 config error or a damaged database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.doHealth(cmd.Context(), opts)
@@ -41,20 +49,26 @@ provider is reported as such and not called. Exit 0 all healthy, 1 any unhealthy
 	return cmd
 }
 
-// healthStore adapts telemetry.Store to chain.HealthRecorder.
+// healthStore adapts telemetry.Store to chain.HealthRecorder. The outcome
+// column holds the call's outcome, the skip reason of a link not called
+// (cap, exhausted, circuit_open, …), or "cold" for a slow answer, so that
+// chain.RecordedHealthState reads the state back.
 type healthStore struct{ s *telemetry.Store }
 
 func (h healthStore) RecordHealth(ctx context.Context, c chain.HealthCheck) error {
-	detail := c.Detail
 	outcome := c.Outcome
-	if c.Skip != "" {
-		outcome = chain.Outcome(c.Skip) // cap, exhausted, circuit_open: not called
+	switch {
+	case c.Skip != "":
+		outcome = chain.Outcome(c.Skip)
+	case c.State == chain.HealthCold:
+		outcome = chain.Outcome(chain.HealthCold)
 	}
 	return h.s.RecordHealth(ctx, telemetry.HealthCheck{TS: c.TS, Provider: c.Provider, Model: c.Model, OK: c.OK,
-		HTTPStatus: c.HTTPStatus, Latency: c.Latency, FirstToken: c.FirstToken, Outcome: outcome, Detail: detail})
+		HTTPStatus: c.HTTPStatus, Latency: c.Latency, FirstToken: c.FirstToken, Outcome: outcome, Detail: c.Detail})
 }
 
-// doHealth is one health walk (also called by `serve`).
+// doHealth is one health walk (also called by `serve`): the full integrity
+// check of the database (a damaged file exits 2 naming it), then the walk.
 func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 	l, err := a.load(opts.demo)
 	if err != nil {
@@ -67,6 +81,9 @@ func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 		return exitWith(exitConfig, err)
 	}
 	defer store.Close()
+	if err := store.IntegrityCheck(ctx); err != nil {
+		return exitWith(exitConfig, err)
+	}
 	ch, err := buildChain(ctx, cfg, store)
 	if err != nil {
 		return exitWith(exitConfig, err)
@@ -83,26 +100,17 @@ func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 		}
 	}
 	start := time.Now()
-	checks, walkErr := ch.Health(ctx, func(family string) chain.Prompt {
-		r := set.Health(family)
-		return chain.Prompt{System: r.System, User: r.User, Version: r.Version}
-	}, healthStore{store})
+	checks, walkErr := ch.Health(ctx, chain.HealthWalk{
+		Prompt: func(family string) chain.Prompt {
+			r := set.Health(family)
+			return chain.Prompt{System: r.System, User: r.User, Version: r.Version}
+		},
+		Recorder:  healthStore{store},
+		Baselines: store,
+		Cold:      chain.ColdRule{Factor: cfg.Health.ColdFactor, Floor: cfg.Health.ColdFloor},
+	})
 	end := time.Now()
-
-	out := alerts.NewOutbox(store, a.stderr)
-	unhealthy := 0
-	fmt.Fprintf(a.stdout, "\nhealth of the chain (%d providers, %s):\n", len(ch.Links), end.Sub(start).Round(time.Millisecond))
-	printHealthTable(a.stdout, checks)
-	for _, h := range checks {
-		if h.Unhealthy() {
-			unhealthy++
-			outcome := string(h.Outcome)
-			if h.Skip != "" {
-				outcome = h.Status
-			}
-			_ = out.Notify(context.WithoutCancel(ctx), alerts.HealthAlert(h.Provider, outcome, h.HTTPStatus, h.Detail))
-		}
-	}
+	unhealthy := a.reportHealth(ctx, store, checks, end.Sub(start))
 	fmt.Fprintf(a.stdout, "results are in %s: contentpipe sql \"SELECT ts, provider, ok, outcome, latency_ms, first_token_ms FROM health_checks ORDER BY ts DESC LIMIT 10\"\n", cfg.Database)
 	if opts.metricsFile != "" {
 		if err := writeMetrics(opts.metricsFile, healthMetrics(checks, end)); err != nil {
@@ -120,23 +128,61 @@ func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 	return nil
 }
 
-// printHealthTable writes one row per link: provider, status, model and
-// what was measured, in columns as wide as their longest cell.
+// reportHealth prints the walk's table and tally and queues the health
+// alert of every unhealthy link (not a cold, rate-limited, capped,
+// over-budget or exhausted one). It returns how many are unhealthy.
+func (a *app) reportHealth(ctx context.Context, store *telemetry.Store, checks []chain.HealthCheck, took time.Duration) int {
+	out := alerts.NewOutbox(store, a.stderr)
+	fmt.Fprintf(a.stdout, "\nhealth of the chain (%d providers, %s):\n", len(checks), took.Round(time.Millisecond))
+	printHealthTable(a.stdout, checks)
+	tally := map[chain.HealthState]int{}
+	for _, h := range checks {
+		tally[h.State]++
+		if !h.Unhealthy() {
+			continue
+		}
+		outcome := string(h.Outcome)
+		if h.Skip != "" {
+			outcome = string(h.Skip)
+		}
+		_ = out.Notify(context.WithoutCancel(ctx), alerts.HealthAlert(h.Provider, outcome, h.HTTPStatus, h.Detail))
+	}
+	var parts []string
+	for _, st := range chain.HealthStates() {
+		if n := tally[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	fmt.Fprintf(a.stdout, "%s\n", strings.Join(parts, ", "))
+	return tally[chain.HealthUnhealthy]
+}
+
+// printHealthTable writes one row per link: provider, state (the words of
+// chain.HealthState), model and what was measured against the link's
+// baseline, in columns as wide as their longest cell.
 func printHealthTable(w io.Writer, checks []chain.HealthCheck) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, h := range checks {
+		var what string
 		switch {
-		case h.Status == chain.HealthOK:
-			fmt.Fprintf(tw, "  %s\thealthy\t%s\tlatency %s, first token %s\n", h.Provider, h.Model, ms(h.Latency), ms(h.FirstToken))
-		case h.Skip != "":
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", h.Provider, h.Status, h.Model, h.Detail)
+		case h.Skip != "" || h.Outcome == "":
+			what = h.Detail
+		case h.OK:
+			what = fmt.Sprintf("latency %s, first token %s", ms(h.Latency), ms(h.FirstToken))
+			switch {
+			case h.Baseline != nil && h.Baseline.Calls > 0:
+				what = strings.TrimPrefix(h.Detail, "cold: ") // the figures, measured and usual
+			case h.Detail != "":
+				what += "; " + h.Detail
+			}
 		default:
 			status := ""
 			if h.HTTPStatus != 0 {
 				status = fmt.Sprintf(" (HTTP %d)", h.HTTPStatus)
 			}
-			fmt.Fprintf(tw, "  %s\tUNHEALTHY\t%s\t%s%s after %s: %s\n", h.Provider, h.Model, h.Outcome, status, ms(h.Latency), h.Detail)
+			what = fmt.Sprintf("%s%s after %s: %s", h.Outcome, status, ms(h.Latency), h.Detail)
 		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", h.Provider, h.State, h.Model, what)
 	}
 	_ = tw.Flush()
 }

@@ -39,7 +39,7 @@ func TestHealthOneFailingLink(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("health with a failing link: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "UNHEALTHY") || !strings.Contains(r.stdout, "groq") || strings.Count(r.stdout, "healthy ") < 3 {
+	if !strings.Contains(r.stdout, " unhealthy ") || !strings.Contains(r.stdout, "groq") || strings.Count(r.stdout, "healthy ") < 3 {
 		t.Errorf("summary:\n%s", r.stdout)
 	}
 	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
@@ -59,7 +59,7 @@ func TestHealthOneFailingLink(t *testing.T) {
 		t.Errorf("health alert for groq not delivered")
 	}
 	msgs := bot.Messages()
-	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "Health check failed for provider groq") {
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "Health check failed for provider groq (unhealthy): server_error (HTTP 500)") {
 		t.Errorf("telegram got %+v", msgs)
 	}
 	b, err := os.ReadFile(metrics)

@@ -18,6 +18,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/contentpipe/contentpipe/chain"
 )
 
 // familyNames parses the Prometheus text format and returns its family
@@ -120,10 +122,15 @@ func TestServeMetricsAddr(t *testing.T) {
 	if len(missing) > 0 || len(extra) > 0 {
 		t.Fatalf("family names differ: in the textfiles only %v; on /metrics only %v", missing, extra)
 	}
-	for _, want := range []string{"contentpipe_run_jobs", "contentpipe_calls_total", "contentpipe_health_up", "go_goroutines"} {
+	for _, want := range []string{"contentpipe_run_jobs", "contentpipe_calls_total", "contentpipe_health_up", "contentpipe_health_state", "go_goroutines"} {
 		if _, ok := live[want]; !ok {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	// The health states live carry the words of health (one per state and link).
+	if st, up := live["contentpipe_health_state"], live["contentpipe_health_up"]; st != nil && up != nil &&
+		len(st.GetMetric()) != len(up.GetMetric())*len(chain.HealthStates()) {
+		t.Errorf("contentpipe_health_state has %d samples, want %d (every link × every state)", len(st.GetMetric()), len(up.GetMetric())*len(chain.HealthStates()))
 	}
 	if len(live["contentpipe_calls_total"].GetMetric()) == 0 {
 		t.Errorf("contentpipe_calls_total has no samples:\n%s", body)

@@ -167,15 +167,23 @@ func writeStoreMetrics(ctx context.Context, p *promText, store *telemetry.Store,
 	}
 }
 
-// healthMetrics renders a health walk: per provider up (1 healthy, 0 not),
-// latency, first-token time, and whether it was checked at all.
+// healthMetrics renders a health walk: per provider up (1 answered
+// correctly: healthy or cold), its state in the words of chain.HealthState
+// (a state set: 1 for the link's state, 0 for the others), latency,
+// first-token time, and whether it was called at all.
 func healthMetrics(checks []chain.HealthCheck, end time.Time) []byte {
 	var p promText
-	p.family("contentpipe_health_up", "gauge", "1 when the provider answered the health check correctly, else 0.")
+	p.family("contentpipe_health_up", "gauge", "1 when the provider answered the health check correctly (healthy or cold), else 0.")
 	for _, h := range checks {
-		p.sample("contentpipe_health_up", b2f(h.Status == chain.HealthOK), "provider", h.Provider)
+		p.sample("contentpipe_health_up", b2f(h.OK), "provider", h.Provider)
 	}
-	p.family("contentpipe_health_checked", "gauge", "1 when the provider was called; 0 when skipped (capped, exhausted, circuit open).")
+	p.family("contentpipe_health_state", "gauge", "1 for the provider's state in the last health walk (healthy, cold, rate_limited, capped, over_budget, exhausted, unhealthy), 0 for the others.")
+	for _, h := range checks {
+		for _, st := range chain.HealthStates() {
+			p.sample("contentpipe_health_state", b2f(h.State == st), "provider", h.Provider, "state", string(st))
+		}
+	}
+	p.family("contentpipe_health_checked", "gauge", "1 when the provider was called; 0 when not (capped, over_budget, exhausted, circuit open).")
 	for _, h := range checks {
 		p.sample("contentpipe_health_checked", b2f(h.Skip == ""), "provider", h.Provider)
 	}

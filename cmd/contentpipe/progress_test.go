@@ -43,17 +43,17 @@ func TestProgressWaitReasonOnce(t *testing.T) {
 func TestHealthTableAligned(t *testing.T) {
 	var b bytes.Buffer
 	printHealthTable(&b, []chain.HealthCheck{
-		{Provider: "gemini", Model: "gemini-flash-latest", Status: chain.HealthOK, Latency: 120 * time.Millisecond},
-		{Provider: "openrouter-long-name", Model: "meta-llama/llama-3.3-70b-instruct:free-with-a-long-suffix", Status: chain.HealthFailed,
+		{Provider: "gemini", Model: "gemini-flash-latest", State: chain.HealthHealthy, OK: true, Outcome: chain.OutcomeOK, Latency: 120 * time.Millisecond},
+		{Provider: "openrouter-long-name", Model: "meta-llama/llama-3.3-70b-instruct:free-with-a-long-suffix", State: chain.HealthUnhealthy,
 			Outcome: chain.OutcomeServerError, HTTPStatus: 503, Detail: "overloaded"},
-		{Provider: "groq", Model: "llama-3.3-70b-versatile", Status: chain.HealthCapped, Skip: "cap", Detail: "daily cap reached"},
+		{Provider: "groq", Model: "llama-3.3-70b-versatile", State: chain.HealthCapped, Skip: "cap", Detail: "daily cap reached"},
 	})
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("%d lines:\n%s", len(lines), b.String())
 	}
 	col := func(line, cell string) int { return strings.Index(line, cell) }
-	status := []string{"healthy", "UNHEALTHY", chain.HealthCapped}
+	status := []string{"healthy", "unhealthy", string(chain.HealthCapped)}
 	models := []string{"gemini-flash-latest", "meta-llama/", "llama-3.3-70b-versatile"}
 	details := []string{"latency", "server_error", "daily cap"}
 	for i := range lines {

@@ -43,6 +43,7 @@ type Config struct {
 	Shadow   Shadow
 	Alerts   Alerts
 	Schedule Schedule
+	Health   Health
 
 	// Warnings are non-fatal findings, each "file:line: text", to be logged
 	// once: adjacent links sharing one infra, Telegram disabled, ignored keys.

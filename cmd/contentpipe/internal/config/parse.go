@@ -125,6 +125,7 @@ func (l Loader) parse(path string, data []byte) (*Config, Errors) {
 	p.shadow(r.Shadow)
 	p.alerts(r.Alerts)
 	p.schedule(r.Schedule)
+	p.health(r.Health)
 	return cfg, t.errs
 }
 

@@ -30,6 +30,7 @@ type rawConfig struct {
 	Shadow        rawShadow    `yaml:"shadow"`
 	Alerts        rawAlerts    `yaml:"alerts"`
 	Schedule      rawSchedule  `yaml:"schedule"`
+	Health        rawHealth    `yaml:"health"`
 }
 
 type rawPublish struct {

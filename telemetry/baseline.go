@@ -1,0 +1,54 @@
+package telemetry
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+var _ chain.BaselineSource = (*Store)(nil)
+
+// LatencyBaseline returns provider's latency baseline: the medians of
+// first-token time and total latency over its answered job calls (purpose
+// job, outcome ok or rejected) since since. Calls that did not measure a
+// first token (first_token_ms 0) count for the total only. Calls is 0
+// when there is none.
+func (s *Store) LatencyBaseline(ctx context.Context, provider string, since time.Time) (chain.LatencyBaseline, error) {
+	var totals, firsts []int64
+	err := s.each(ctx, `SELECT latency_ms, first_token_ms FROM calls
+WHERE provider = ? AND ts >= ? AND purpose = 'job' AND outcome IN ('ok', 'rejected')`,
+		[]any{provider, FormatTime(since)}, func(r *sql.Rows) error {
+			var total, first int64
+			if err := r.Scan(&total, &first); err != nil {
+				return err
+			}
+			totals = append(totals, total)
+			if first > 0 {
+				firsts = append(firsts, first)
+			}
+			return nil
+		})
+	if err != nil {
+		return chain.LatencyBaseline{}, fmt.Errorf("latency baseline of %s: %w", provider, s.queryErr(err))
+	}
+	return chain.LatencyBaseline{Calls: len(totals), FirstToken: medianMS(firsts), Total: medianMS(totals)}, nil
+}
+
+// medianMS is the median of millisecond values as a duration (the mean of
+// the two middle values for an even count; 0 for none).
+func medianMS(v []int64) time.Duration {
+	if len(v) == 0 {
+		return 0
+	}
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	m := len(v) / 2
+	ms := float64(v[m])
+	if len(v)%2 == 0 {
+		ms = float64(v[m-1]+v[m]) / 2
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
