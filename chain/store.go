@@ -209,7 +209,4 @@ type JobStore interface {
 	// CandidateAt returns the stored answer of one non-shadow attempt.
 	CandidateAt(ctx context.Context, jobID string, attempt int) (Candidate, bool, error)
 	Job(ctx context.Context, id string) (JobRecord, bool, error)
-	// BestCandidate returns the stored answer with the highest quality score
-	// of the job's non-shadow attempts (false when none).
-	BestCandidate(ctx context.Context, jobID string) (Candidate, bool, error)
 }
