@@ -13,6 +13,9 @@ const (
 	PurposeJob    Purpose = "job"
 	PurposeShadow Purpose = "shadow"
 	PurposeHealth Purpose = "health"
+	// PurposePrompts is a call of `prompts test`: it is not a job's, so
+	// the job figures of reports and alerts leave it out.
+	PurposePrompts Purpose = "prompts"
 )
 
 // SkipReason says why a link was passed over without a call (skips.reason).
