@@ -53,7 +53,13 @@ func (a *app) load(demo bool) (*loaded, error) {
 		}
 		return &loaded{cfg: cfg, topics: topics}, nil
 	}
-	sims, err := sim.StartAll(sim.DemoProfiles())
+	return a.loadDemo(sim.DemoProfiles())
+}
+
+// loadDemo is the embedded demo config and topics on fresh simulator
+// servers with the given profiles.
+func (a *app) loadDemo(profiles map[sim.Flavor]sim.Profile) (*loaded, error) {
+	sims, err := sim.StartAll(profiles)
 	if err != nil {
 		return nil, fmt.Errorf("start demo providers: %w", err)
 	}
