@@ -20,7 +20,7 @@ import (
 
 func init() { register((*app).reviewCmd) }
 
-// reviewCmd is the manual review queue (SPEC §1): jobs whose every answer
+// reviewCmd is the manual review queue (README "Manual review"): jobs whose every answer
 // failed the quality gate, with the best answer kept.
 func (a *app) reviewCmd() *cobra.Command {
 	cmd := &cobra.Command{
