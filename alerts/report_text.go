@@ -26,6 +26,7 @@ func (r Report) Text() string {
 	r.writeFallback(&b)
 	r.writeCost(&b)
 	r.writeQuality(&b)
+	r.writePromptVersions(&b)
 	r.writeShadow(&b)
 	r.writeReview(&b)
 	r.writeSkips(&b)
@@ -211,6 +212,24 @@ func (r Report) writeQuality(b *strings.Builder) {
 			fmt.Fprintf(b, "  %-12s daily: %s\n", "", strings.Join(daily[t.Provider], ", "))
 		}
 		fmt.Fprintf(b, "  %-12s trend: %s\n", "", r.verdict(t))
+	}
+}
+
+// writePromptVersions is the quality of the window's answers per prompt
+// version: the way to see whether a template change helped.
+func (r Report) writePromptVersions(b *strings.Builder) {
+	fmt.Fprintf(b, "\nQuality by prompt version (answered job calls in the window)\n")
+	if len(r.Data.PromptVersions) == 0 {
+		fmt.Fprintf(b, "  no scored answers\n")
+		return
+	}
+	fmt.Fprintf(b, "  %-24s %6s %10s %11s\n", "version", "calls", "pass rate", "mean score")
+	for _, p := range r.Data.PromptVersions {
+		v := p.Version
+		if v == "" {
+			v = "(not recorded)"
+		}
+		fmt.Fprintf(b, "  %-24s %6d %10s %11.1f\n", v, p.Calls, pct(p.PassRate()), p.MeanScore)
 	}
 }
 

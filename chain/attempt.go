@@ -66,7 +66,7 @@ type try struct {
 	rules    *rules
 	link     *Link
 	job      Job
-	render   func(family string) (Prompt, error)
+	render   func(l *Link) (Prompt, error)
 	deadline time.Time
 	retries  int        // retries already made at this link
 	admitted bool       // the link was admitted already (a retry)
@@ -92,6 +92,7 @@ type verdict struct {
 	checks  []string
 	detail  string
 	article *quality.Article
+	result  quality.Result // the gate's whole result (zero for a health call)
 }
 
 // recordTimeout bounds the writes after a call: longer than the store's own
@@ -114,7 +115,7 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 			return c.refuse(rctx, t, no), err
 		}
 	}
-	prompt, err := t.render(l.Family)
+	prompt, err := t.render(l)
 	if err != nil {
 		return attemptOut{}, fmt.Errorf("render prompt for %s: %w", l.Name, err)
 	}
@@ -220,7 +221,7 @@ func (c *Chain) gate(r *rules, j Job, resp Response) verdict {
 	}
 	g := c.Gate.Evaluate(resp.Text, quality.Spec{Language: j.Language, TargetWords: j.TargetWords, Truncated: resp.Truncated})
 	score := g.Score
-	v := verdict{pass: g.Pass, score: &score, article: g.Article}
+	v := verdict{pass: g.Pass, score: &score, article: g.Article, result: g}
 	for _, ch := range g.Checks {
 		v.checks = append(v.checks, ch.String())
 	}

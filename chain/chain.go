@@ -26,6 +26,7 @@ type Link struct {
 	Name      string
 	Model     string
 	Family    string // prompt family: "gemini" or "openai"
+	Prompt    string // template the link is prompted with (config prompt:); "" = its Family's default
 	Infra     string
 	Provider  Provider
 	DailyCap  int
@@ -57,8 +58,18 @@ type Prompt struct {
 	System, User, Version string
 }
 
-// PromptFunc renders the article prompt of a job for a prompt family.
-type PromptFunc func(family string, j Job) (Prompt, error)
+// PromptName is the name of the template the link's prompt renders from:
+// its own Prompt, or its Family's default.
+func (l *Link) PromptName() string {
+	if l.Prompt != "" {
+		return l.Prompt
+	}
+	return l.Family
+}
+
+// PromptFunc renders the article prompt of a job from the named template
+// (Link.PromptName: a link's own template or its family's default).
+type PromptFunc func(template string, j Job) (Prompt, error)
 
 // Gate scores an answer; *quality.Gate implements it.
 type Gate interface {
@@ -164,7 +175,7 @@ type Attempt struct {
 type Result struct {
 	Status   JobStatus // JobPublished (an answer passed the gate), JobReview, JobDeferred, JobHalted
 	Winner   *Winner
-	Best     *Winner // best rejected candidate (status review)
+	Best     *Winner // the rejected candidate kept for review (status review): quality.Better of them all
 	Attempts []Attempt
 	CostUSD  float64
 	Halt     *ProviderError

@@ -233,7 +233,7 @@ func (c *Chain) shadowCall(ctx context.Context, job Job, l *Link, deadline time.
 	r := c.shadowRules()
 	// A store error loses the call's rows; the comparison is still tried.
 	out, _ := c.attempt(ctx, try{rules: &r, link: l, job: job, deadline: deadline,
-		render: func(family string) (Prompt, error) { return c.Prompt(family, job) }})
+		render: func(l *Link) (Prompt, error) { return c.Prompt(l.PromptName(), job) }})
 	if out.call.Provider == "" || c.Shadow.Record == nil {
 		return // not called (skipped, or the prompt failed)
 	}

@@ -13,6 +13,9 @@ const (
 	PurposeJob    Purpose = "job"
 	PurposeShadow Purpose = "shadow"
 	PurposeHealth Purpose = "health"
+	// PurposePrompts is a call of `prompts test`: it is not a job's, so
+	// the job figures of reports and alerts leave it out.
+	PurposePrompts Purpose = "prompts"
 )
 
 // SkipReason says why a link was passed over without a call (skips.reason).
@@ -225,7 +228,4 @@ type JobStore interface {
 	// CandidateAt returns the stored answer of one non-shadow attempt.
 	CandidateAt(ctx context.Context, jobID string, attempt int) (Candidate, bool, error)
 	Job(ctx context.Context, id string) (JobRecord, bool, error)
-	// BestCandidate returns the stored answer with the highest quality score
-	// of the job's non-shadow attempts (false when none).
-	BestCandidate(ctx context.Context, jobID string) (Candidate, bool, error)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/contentpipe/contentpipe/quality"
 )
 
 // walk is one job's pass over the links: a thin loop over the attempt
@@ -16,6 +18,7 @@ type walk struct {
 	res      Result
 	prevErr  string
 	numbers  *numbering
+	best     quality.Result // the gate's result of res.Best
 }
 
 func (w *walk) story(format string, args ...any) {
@@ -42,7 +45,7 @@ func (w *walk) told(l *Link, why string) {
 func (w *walk) link(ctx context.Context, l *Link, last bool) (done bool, err error) {
 	c := w.c
 	t := try{rules: &jobRules, link: l, job: w.job, deadline: w.deadline, numbers: w.numbers,
-		render: func(family string) (Prompt, error) { return c.Prompt(family, w.job) }}
+		render: func(l *Link) (Prompt, error) { return c.Prompt(l.PromptName(), w.job) }}
 	for {
 		if now := c.Clock.Now(); ctx.Err() != nil || !now.Before(w.deadline) {
 			return false, nil
@@ -118,8 +121,13 @@ func (w *walk) answered(l *Link, out attemptOut) (done bool) {
 	}
 	w.story("%s attempt %d: rejected, quality %.0f (%s)", l.Name, attempt, score, strings.Join(call.Checks, "; "))
 	w.prevErr = "rejected: " + strings.Join(call.Checks, "; ")
-	if v.article != nil && (w.res.Best == nil || score > w.res.Best.Score) {
+	// The kept candidate is the one an editor can fix with the least work
+	// (quality.Better: fewest and least severe defects), not the highest
+	// score: a full article with one assistant sentence (rejected outright)
+	// beats an 80-word one.
+	if v.article != nil && (w.res.Best == nil || quality.Better(v.result, w.best)) {
 		w.res.Best = &Winner{Provider: l.Name, Model: model, Attempt: attempt, Score: score, Article: *v.article}
+		w.best = v.result
 	}
 	return false
 }

@@ -246,31 +246,6 @@ func (s *Store) JobsByStatus(ctx context.Context, status chain.JobStatus) ([]cha
 	return out, nil
 }
 
-// BestCandidate returns the job's stored answer of a non-shadow attempt
-// with the highest quality score (a missing score counts as 0), preferring
-// complete answers to partial ones and, on a tie, the earlier attempt.
-func (s *Store) BestCandidate(ctx context.Context, jobID string) (chain.Candidate, bool, error) {
-	var (
-		c       chain.Candidate
-		score   sql.NullFloat64
-		partial int
-	)
-	err := s.db.QueryRowContext(ctx, `SELECT c.request_id, c.attempt, c.provider, c.model, c.quality_score, o.text, o.partial
-FROM outputs o JOIN calls c ON c.id = o.call_id
-WHERE c.request_id = ? AND c.shadow = 0
-ORDER BY o.partial ASC, COALESCE(c.quality_score, 0) DESC, c.attempt ASC
-LIMIT 1`, jobID).Scan(&c.RequestID, &c.Attempt, &c.Provider, &c.Model, &score, &c.Text, &partial)
-	if errors.Is(err, sql.ErrNoRows) {
-		return chain.Candidate{}, false, nil
-	}
-	if err != nil {
-		return chain.Candidate{}, false, fmt.Errorf("best candidate of %s: %w", jobID, err)
-	}
-	c.QualityScore = score.Float64
-	c.Partial = partial == 1
-	return c, true, nil
-}
-
 // PurgeOutputs deletes the answer texts created before before (the
 // retention limit) and returns how many it deleted. calls rows stay. Texts
 // of jobs waiting in review or in publishing are kept: they are what

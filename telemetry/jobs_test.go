@@ -191,47 +191,6 @@ func TestPublishingReconciliation(t *testing.T) {
 	}
 }
 
-func TestBestCandidate(t *testing.T) {
-	s, _ := openTemp(t)
-	ctx := t.Context()
-	if _, ok, err := s.BestCandidate(ctx, "j"); ok || err != nil {
-		t.Fatalf("no outputs: %v %v", ok, err)
-	}
-	add := func(attempt int, provider string, score *float64, text string, partial, shadow bool) {
-		t.Helper()
-		err := s.RecordCall(ctx, chain.Call{Provider: provider, Model: provider + "-m", RequestID: "j", Attempt: attempt,
-			TS: t0.Add(time.Duration(attempt) * time.Minute), QualityScore: score, Outcome: chain.OutcomeRejected,
-			Text: text, Partial: partial, Shadow: shadow})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	add(1, "gemini", ptr(40), "answer 1", false, false)
-	add(2, "groq", ptr(95), "answer 2 (cut)", true, false)
-	add(3, "cerebras", ptr(72), "answer 3", false, false)
-	add(4, "groq", ptr(99), "shadow answer", false, true)
-	add(5, "openrouter", nil, "", false, false) // no text
-	add(6, "openrouter", ptr(72), "answer 6", false, false)
-	c, ok, err := s.BestCandidate(ctx, "j")
-	if err != nil || !ok {
-		t.Fatal(ok, err)
-	}
-	want := chain.Candidate{RequestID: "j", Attempt: 3, Provider: "cerebras", Model: "cerebras-m", QualityScore: 72, Text: "answer 3"}
-	if c != want {
-		t.Fatalf("best = %+v, want %+v", c, want)
-	}
-	add(7, "gemini", ptr(88), "answer 7", false, false)
-	if c, _, _ := s.BestCandidate(ctx, "j"); c.Attempt != 7 || c.QualityScore != 88 {
-		t.Fatalf("best after a better answer = %+v", c)
-	}
-	// Only partial answers: the best partial one is still returned.
-	add(1, "gemini", ptr(10), "p1", true, false)
-	s.RecordCall(ctx, chain.Call{Provider: "g", RequestID: "k", Attempt: 1, TS: t0, QualityScore: ptr(10), Outcome: chain.OutcomeStreamBroken, Text: "p", Partial: true})
-	if c, ok, _ := s.BestCandidate(ctx, "k"); !ok || !c.Partial || c.Text != "p" {
-		t.Fatalf("partial only = %+v %v", c, ok)
-	}
-}
-
 func TestPurgeOutputs(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()

@@ -30,6 +30,7 @@ func (s *Store) Report(ctx context.Context, since, until time.Time, firstLink st
 		{"jobs", func() error { return s.reportJobs(ctx, &d, from, to) }},
 		{"fallback share", func() error { return s.reportFallback(ctx, &d, hist, to) }},
 		{"quality", func() error { return s.reportQuality(ctx, &d, hist, to) }},
+		{"quality by prompt version", func() error { return s.reportPromptVersions(ctx, &d, from, to) }},
 		{"shadow comparisons", func() error { return s.reportShadow(ctx, &d, from, to) }},
 		{"review queue", func() error { return s.reportReview(ctx, &d) }},
 		{"skips", func() error { return s.reportSkips(ctx, &d, from, to) }},

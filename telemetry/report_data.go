@@ -29,6 +29,9 @@ type ReportData struct {
 	DailyQuality   []DailyQuality // mean score per day and provider; Provider "" = published jobs
 	QualitySeries  []ScoreSeries  // per provider (job calls with a score) and "" (published jobs), from HistoryFrom
 	FallbackSeries []FallbackPoint
+	// PromptVersions is the gate's verdict per prompt version on the
+	// window's answered job calls, most calls first.
+	PromptVersions []PromptVersionQuality
 
 	Shadow []ShadowStats  // per shadow provider, by name
 	Review []ReviewJob    // the whole review queue (not only the window), oldest first

@@ -124,6 +124,7 @@ func (a *app) commands() []*cobra.Command {
 		a.serveCmd(),
 		a.simulateCmd(),
 		a.configCmd(),
+		a.promptsCmd(),
 		a.alertsCmd(),
 		a.versionCmd(),
 	}

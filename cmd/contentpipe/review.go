@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -177,6 +178,9 @@ func (a *app) reviewShow(cmd *cobra.Command, id string) error {
 			return exitWith(exitPartial, err)
 		}
 		fmt.Fprintf(w, "\nkept answer (* above: attempt %d from %s):\n", j.Attempt, j.Provider)
+		if why := keptWhy(calls, j); why != "" {
+			fmt.Fprint(w, why)
+		}
 		if !ok {
 			fmt.Fprintln(w, "  its text is no longer stored")
 		} else {
@@ -295,6 +299,45 @@ func (a *app) reviewJob(cfg *config.Config, rec chain.JobRecord) chain.Job {
 		}
 	}
 	return j
+}
+
+// keptWhy says why the kept answer of a job in review was kept: the
+// candidate with the fewest and least severe defects (quality.Better), and
+// what each of its checks found wrong, most severe first. "" for a job not
+// in review or whose kept call is not listed.
+func keptWhy(calls []telemetry.JobCall, j chain.JobRecord) string {
+	if j.Status != chain.JobReview {
+		return ""
+	}
+	for _, c := range calls {
+		if c.Shadow || c.Attempt != j.Attempt {
+			continue
+		}
+		checks := make([]quality.Check, 0, len(c.Checks))
+		for _, s := range c.Checks {
+			checks = append(checks, storedCheck(s))
+		}
+		var b strings.Builder
+		b.WriteString("  why: of the answers that failed the gate, this one has the fewest and least severe defects:\n")
+		for _, ch := range (quality.Result{Checks: checks}).Defects() {
+			desc := ch.Description()
+			if desc == "" {
+				desc = string(ch.Name)
+			}
+			fmt.Fprintf(&b, "  - %s (%s): %s\n", ch.Name, ch.Severity(), desc)
+		}
+		return b.String()
+	}
+	return ""
+}
+
+// storedCheck reads back a check stored in calls.checks in the form of
+// quality.Check.String: `words -20 (640 of 1200 target)`.
+func storedCheck(s string) quality.Check {
+	name, rest, _ := strings.Cut(s, " -")
+	num, detail, _ := strings.Cut(rest, " ")
+	p, _ := strconv.ParseFloat(num, 64)
+	return quality.Check{Name: quality.CheckName(name), Penalty: p, Detail: strings.TrimSuffix(strings.TrimPrefix(detail, "("), ")")}
 }
 
 // excerpt renders a stored answer for a human: the article's title, each

@@ -53,7 +53,13 @@ func (a *app) load(demo bool) (*loaded, error) {
 		}
 		return &loaded{cfg: cfg, topics: topics}, nil
 	}
-	sims, err := sim.StartAll(sim.DemoProfiles())
+	return a.loadDemo(sim.DemoProfiles())
+}
+
+// loadDemo is the embedded demo config and topics on fresh simulator
+// servers with the given profiles.
+func (a *app) loadDemo(profiles map[sim.Flavor]sim.Profile) (*loaded, error) {
+	sims, err := sim.StartAll(profiles)
 	if err != nil {
 		return nil, fmt.Errorf("start demo providers: %w", err)
 	}
@@ -118,7 +124,9 @@ func (a *app) readConfig(cmd *cobra.Command) (*config.Config, error) {
 }
 
 // configLoader is the config loader with the checks that need the other
-// packages: prompt template names, the schema compiled as the gate will.
+// packages: prompt template names (every template a link's prompt: may
+// name), the languages the gate checks, the schema compiled as the gate
+// will.
 // keysOptional is for the commands that call no provider.
 func (a *app) configLoader(keysOptional bool) config.Loader {
 	return config.Loader{
@@ -129,14 +137,14 @@ func (a *app) configLoader(keysOptional bool) config.Loader {
 			if err != nil {
 				return nil, err
 			}
-			return set.Families(), nil
+			return set.Names(), nil
 		},
 		CheckSchema: func(schema []byte) error {
 			_, err := quality.NewGate(schema, quality.Settings{})
 			return err
 		},
-		// LanguageSupported stays nil (every well-formed code) until the
-		// quality package can say which languages its detector knows.
+		LanguageSupported: quality.LanguageSupported,
+		Languages:         quality.SupportedLanguages(),
 	}
 }
 
@@ -189,7 +197,7 @@ func buildLink(ctx context.Context, l config.Link) (*chain.Link, error) {
 	cl := &chain.Link{
 		Name: l.Name, Model: l.Model, Infra: l.Infra, DailyCap: l.DailyCap, CapReset: reset,
 		Price:     chain.Price{InputPerMTok: l.Price.InputPerMTok, OutputPerMTok: l.Price.OutputPerMTok},
-		MaxTokens: l.MaxTokens, Stream: l.Stream,
+		MaxTokens: l.MaxTokens, Stream: l.Stream, Prompt: l.Prompt,
 	}
 	if l.RPM > 0 || l.TPM > 0 {
 		cl.Pacer = chain.NewPacer(l.RPM, l.TPM)
@@ -234,8 +242,8 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 		Gate:     gate,
 		Clock:    chain.RealClock{},
 		Schema:   schema,
-		Prompt: func(family string, j chain.Job) (chain.Prompt, error) {
-			r, err := set.Article(family, prompts.Vars{Title: j.Title, Category: j.Category, Keywords: j.Keywords, Language: j.Language,
+		Prompt: func(template string, j chain.Job) (chain.Prompt, error) {
+			r, err := set.ArticleFor(template, template, prompts.Vars{Title: j.Title, Category: j.Category, Keywords: j.Keywords, Language: j.Language,
 				TargetWords: j.TargetWords, MinSections: cfg.Quality.MinSections, MinSectionWords: cfg.Quality.MinSectionWords})
 			return chain.Prompt{System: r.System, User: r.User, Version: r.Version}, err
 		},
