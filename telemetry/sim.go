@@ -129,3 +129,24 @@ func (s *Store) ProviderEvents(ctx context.Context) ([]ProviderEvent, error) {
 	}
 	return out, nil
 }
+
+// AlertCounts returns how many alerts the outbox holds, by severity
+// ("critical", "warning", "info"), sent or not: what a run or a simulation
+// raised.
+func (s *Store) AlertCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT severity, COUNT(*) FROM alerts GROUP BY severity")
+	if err != nil {
+		return nil, fmt.Errorf("count alerts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var sev string
+		var n int
+		if err := rows.Scan(&sev, &n); err != nil {
+			return nil, fmt.Errorf("count alerts: %w", err)
+		}
+		out[sev] = n
+	}
+	return out, rows.Err()
+}

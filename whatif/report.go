@@ -27,7 +27,10 @@ type Row struct {
 	P95           time.Duration `json:"-"`
 	P50Seconds    float64       `json:"p50_time_to_publish_s"`
 	P95Seconds    float64       `json:"p95_time_to_publish_s"`
-	DB            string        `json:"db"`
+	// Alerts30d is the alerts the product's rules raised, per 30 days, by
+	// severity (critical, warning, info).
+	Alerts30d map[string]float64 `json:"alerts_per_30_days"`
+	DB        string             `json:"db"`
 }
 
 // Report is the result of Run: one row per scenario, in table order.
@@ -127,6 +130,14 @@ func readRow(ctx context.Context, s Store, name, first string) (Row, error) {
 	secs, err := s.PublishSeconds(ctx)
 	if err != nil {
 		return row, fmt.Errorf("read figures: %w", err)
+	}
+	counts, err := s.AlertCounts(ctx)
+	if err != nil {
+		return row, fmt.Errorf("read figures: %w", err)
+	}
+	row.Alerts30d = map[string]float64{}
+	for sev, n := range counts {
+		row.Alerts30d[sev] = float64(n)
 	}
 	sort.Float64s(secs)
 	row.P50Seconds, row.P95Seconds = percentile(secs, 0.50), percentile(secs, 0.95)

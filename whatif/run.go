@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/contentpipe/contentpipe/adapters/sim"
+	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/quality"
 	"github.com/contentpipe/contentpipe/telemetry"
@@ -25,6 +26,7 @@ type Store interface {
 	JobTotals(ctx context.Context, firstLink string) (telemetry.JobTotals, error)
 	JobCallTotals(ctx context.Context) (telemetry.JobCallTotals, error)
 	PublishSeconds(ctx context.Context) ([]float64, error)
+	AlertCounts(ctx context.Context) (map[string]int, error)
 	Close() error
 }
 
@@ -39,6 +41,9 @@ type Config struct {
 	Chain *chain.Chain
 	Specs map[string]LinkSpec // per link name
 	World *World
+	// ProviderDownAfter is the provider_down alert's threshold (the
+	// config's alerts.provider_down_after); 0 = 1h.
+	ProviderDownAfter time.Duration
 	// PostsPerDay is the number of jobs due each day; 0 = 6.
 	PostsPerDay int
 	// PostsPerRun is how many due jobs one run takes; 0 = PostsPerDay.
@@ -183,6 +188,9 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 	row.SuccessRate = float64(row.Published) / float64(row.Jobs)
 	end := w.start.AddDate(0, 0, w.days)
 	row.BlackoutHours, row.Blackouts, row.BlackoutDays = blackouts(walks, end)
+	for sev, n := range row.Alerts30d {
+		row.Alerts30d[sev] = n * 30 / float64(w.days)
+	}
 	return row, nil
 }
 
@@ -248,6 +256,7 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 			last = now
 		},
 	}
+	rules := cfg.alertRules(ch, runner, store, clock)
 	perRun, runs := cfg.postsPerRun(), cfg.runTimes()
 	for day := range w.days {
 		dayStart := w.start.AddDate(0, 0, day)
@@ -261,13 +270,43 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 			last = clock.Now()
 			sum := runner.Run(ctx, jobs, perRun)
 			for _, r := range sum.Reports {
-				if r.Status == "error" && r.Err != nil {
+				if r.Status == chain.JobError && r.Err != nil {
 					return nil, r.Err
+				}
+			}
+			// The same alert rules as after a real run, at the run's time.
+			if rules != nil {
+				if err := rules.Evaluate(ctx, clock.Now()); err != nil {
+					return nil, err
 				}
 			}
 		}
 	}
 	return walks, nil
+}
+
+// alertRules wires the product's alerts into a scenario: the outbox of
+// the scenario's own store on the virtual clock takes the chain's and the
+// runner's alerts (auth, clamped delays) and the rules evaluated after each
+// run (incidents, caps, review queue). Nil when the store is not the
+// product's own.
+func (cfg *Config) alertRules(ch *chain.Chain, runner *chain.Runner, store Store, clock *sim.VirtualClock) *alerts.Rules {
+	ts, ok := store.(*telemetry.Store)
+	if !ok {
+		return nil
+	}
+	out := &alerts.Outbox{Store: ts, Clock: clock}
+	ch.Notifier, runner.Notifier = out, out
+	return &alerts.Rules{Store: ts, Notifier: out, BudgetWarnAt: 0.8, ProviderDownAfter: cfg.providerDownAfter()}
+}
+
+// providerDownAfter is the provider_down rule's threshold: ProviderDownAfter,
+// else 1h.
+func (cfg *Config) providerDownAfter() time.Duration {
+	if cfg.ProviderDownAfter > 0 {
+		return cfg.ProviderDownAfter
+	}
+	return time.Hour
 }
 
 // postsPerRun is how many due jobs one run takes.

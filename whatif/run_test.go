@@ -42,3 +42,23 @@ func TestSameSeedSameTable(t *testing.T) {
 		t.Fatalf("cost order starts with %s, want the cheapest, openrouter", got)
 	}
 }
+
+// TestAlertsPerThirtyDays: the product's alert rules run after every
+// simulated run. With Gemini answering every call with a 503, the single
+// provider's scenario opens one chain-down incident with at most one
+// reminder a day (critical: 1 + 9 in 10 days, not one per job — 40 jobs);
+// the chain, which fails over to the other links, opens none.
+func TestAlertsPerThirtyDays(t *testing.T) {
+	m := smallModel()
+	g := m.Providers["gemini"]
+	g.Errors.Unavailable = 1
+	m.Providers["gemini"] = g
+	rep := runSim(t, m, 11, 10)
+	single, ch := rep.Row(ScenarioSingle), rep.Row(ScenarioChain)
+	if c := single.Alerts30d["critical"] * 10 / 30; c < 1 || c > 10 {
+		t.Fatalf("single provider down for 10 days: %.1f critical alerts, want one incident and at most a reminder a day: %+v", c, single.Alerts30d)
+	}
+	if ch.Alerts30d["critical"] != 0 {
+		t.Fatalf("the chain raised %v critical alerts per 30 days in a world it fails over in", ch.Alerts30d["critical"])
+	}
+}

@@ -118,7 +118,7 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	defer cleanup()
 	started := time.Now()
 	rep, err := whatif.Run(ctx, whatif.Config{
-		Chain: tpl, Specs: specs, World: world, PostsPerDay: o.postsPerDay, PostsPerRun: cfg.Job.PostsPerRun,
+		Chain: tpl, Specs: specs, World: world, PostsPerDay: o.postsPerDay, PostsPerRun: cfg.Job.PostsPerRun, ProviderDownAfter: cfg.Alerts.ProviderDownAfter,
 		RunTimes: runs, Topics: jobsFor(cfg, topics, ""), Dir: dir, Scenarios: o.scenarios,
 		Open: func(path string) (whatif.Store, error) { return telemetry.OpenScratch(path) },
 		Progress: func(s string, done bool) {
@@ -356,15 +356,16 @@ func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, took time
 	fmt.Fprintf(w, "simulate: %d days × %d posts/day from %s, seed %d, faults %s (%s)\n\n",
 		rep.Days, rep.PostsPerDay, rep.Start.Format("2006-01-02"), rep.Seed, o.faults, took.Round(10*time.Millisecond))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tsuccess\tblackout h\tblackouts\tblackout days\tcost $\twasted $\twasted\tquality\tfallback\tp50 publish\tp95 publish\tcalls\t")
+	fmt.Fprintln(tw, "scenario\tsuccess\tblackout h\tblackouts\tblackout days\tcost $\twasted $\twasted\tquality\tfallback\tp50 publish\tp95 publish\tcalls\talerts/30d crit\twarn\tinfo\t")
 	for _, r := range rep.Rows {
 		wasted := 0.0
 		if r.CostUSD > 0 {
 			wasted = r.WastedUSD / r.CostUSD
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%d\t%.4f\t%.4f\t%s\t%.1f\t%s\t%s\t%s\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%d\t%.4f\t%.4f\t%s\t%.1f\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t\n",
 			r.Scenario, pct(r.SuccessRate), r.BlackoutHours, r.Blackouts, r.BlackoutDays, r.CostUSD, r.WastedUSD,
-			pct(wasted), r.MeanQuality, pct(r.FallbackShare), dur(r.P50), dur(r.P95), r.Calls)
+			pct(wasted), r.MeanQuality, pct(r.FallbackShare), dur(r.P50), dur(r.P95), r.Calls,
+			r.Alerts30d["critical"], r.Alerts30d["warning"], r.Alerts30d["info"])
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
