@@ -69,6 +69,21 @@ func ReviewQueueAlert(n int, oldest, now time.Time) (chain.Alert, bool) {
 	return chain.Alert{Key: string(RuleReviewQueue), Rule: string(RuleReviewQueue), Severity: string(m.severity), Text: m.text()}, true
 }
 
+// BacklogLowAlert returns the backlog_low alert when the one-off topics
+// left last fewer than lowDays days at the runway's rate (lowDays 0: never).
+// The key carries now's UTC date, so it is raised at most once a day.
+func BacklogLowAlert(r chain.Runway, lowDays float64, now time.Time) (chain.Alert, bool) {
+	if lowDays <= 0 || r.Days >= lowDays {
+		return chain.Alert{}, false
+	}
+	m := message{severity: SeverityWarning,
+		what:  fmt.Sprintf("The backlog is running low: %d topic(s) left, about %.1f day(s) at %d a day (warning under %g days).", r.Left, r.Days, r.PerDay, lowDays),
+		since: "this run", done: "Runs publish what is left, then find nothing due.",
+		run: "contentpipe topics (add topics to the topics file; the next run picks them up)"}
+	day := now.UTC().Format(time.DateOnly)
+	return chain.Alert{Key: string(RuleBacklogLow) + ":" + day, Rule: string(RuleBacklogLow), Severity: string(m.severity), Text: m.text()}, true
+}
+
 // HealthAlert returns the health alert for a failed health check of
 // provider.
 func HealthAlert(provider, outcome string, status int, detail string) chain.Alert {

@@ -153,9 +153,9 @@ type Store interface {
 
 // JobRecord is one row of the jobs table.
 type JobRecord struct {
-	ID           string // derived from topic id + slot (JobID)
+	ID           string // the topic id, or <topic>/<period> for a series (BacklogJobID)
 	Topic        string // topic id
-	Slot         string // UTC date YYYY-MM-DD
+	Slot         string // UTC date YYYY-MM-DD of the run that first took it
 	Title        string
 	Category     string
 	Language     string
@@ -171,6 +171,9 @@ type JobRecord struct {
 	// Payload is the exact body a job in publishing delivers to Location
 	// (nil otherwise).
 	Payload []byte
+	// Deferrals counts the times the job was deferred (read only: the
+	// store counts them as FinishJob records JobDeferred).
+	Deferrals int
 }
 
 // Candidate is a stored answer of a job (for publication or review).

@@ -11,7 +11,7 @@ import (
 )
 
 const jobColumns = `id, topic, slot, title, category, language, status, provider, model, quality_score,
-	attempt, location, published_at, last_error, updated_at, owner_host, owner_pid, claimed_at, owner_token, payload`
+	attempt, location, published_at, last_error, updated_at, owner_host, owner_pid, claimed_at, owner_token, payload, deferrals`
 
 // jobRow is a jobs row with its claim.
 type jobRow struct {
@@ -33,7 +33,7 @@ func scanJob(sc scanner) (jobRow, error) {
 	)
 	err := sc.Scan(&r.rec.ID, &r.rec.Topic, &r.rec.Slot, &r.rec.Title, &r.rec.Category, &r.rec.Language,
 		&r.rec.Status, &r.rec.Provider, &r.rec.Model, &score, &r.rec.Attempt, &r.rec.Location, &published,
-		&r.rec.LastError, &updated, &host, &pid, &claimd, &token, &r.rec.Payload)
+		&r.rec.LastError, &updated, &host, &pid, &claimd, &token, &r.rec.Payload, &r.rec.Deferrals)
 	if err != nil {
 		return r, err
 	}
@@ -206,14 +206,14 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		if j.Attempt > 0 {
 			attempt = j.Attempt
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?,
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?, deferrals = deferrals + (? = 'deferred'),
 	owner_host = NULL, owner_pid = NULL, owner_token = NULL, claimed_at = NULL,
 	provider = COALESCE(NULLIF(?, ''), provider), model = COALESCE(NULLIF(?, ''), model),
 	quality_score = COALESCE(?, quality_score), attempt = COALESCE(?, attempt),
 	location = COALESCE(NULLIF(?, ''), location), published_at = COALESCE(?, published_at),
 	payload = NULL
 WHERE id = ? AND (owner_host IS NULL OR (owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?))`,
-			j.Status, j.LastError, ts, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
+			j.Status, j.LastError, ts, j.Status, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
 			j.Location, nullTime(published), j.ID, owner.Host, owner.PID, owner.Token)
 		if err != nil {
 			return err
@@ -296,4 +296,25 @@ AND request_id NOT IN (SELECT id FROM jobs WHERE status IN (?, ?))`, FormatTime(
 		return err
 	})
 	return n, err
+}
+
+// Jobs returns every stored job by id (the backlog's history).
+func (s *Store) Jobs(ctx context.Context) (map[string]chain.JobRecord, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs")
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]chain.JobRecord{}
+	for rows.Next() {
+		r, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		out[r.rec.ID] = r.rec
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return out, nil
 }

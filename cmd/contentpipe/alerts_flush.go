@@ -98,9 +98,10 @@ func capLimits(links []*chain.Link, now time.Time) []alerts.CapLimit {
 
 // afterRun is the tail of every publishing run: the alert rules, the
 // metrics file, then the outbox flush.
-func (a *app) afterRun(ctx context.Context, cfg *config.Config, store *telemetry.Store, ch *chain.Chain, opts runOptions, start time.Time, sum chain.Summary) {
-	now := time.Now()
+func (a *app) afterRun(ctx context.Context, cfg *config.Config, store *telemetry.Store, ch *chain.Chain, opts runOptions, start time.Time, sum chain.Summary, topics []config.Topic) {
+	now := ch.Clock.Now()
 	a.evaluateRules(ctx, cfg, store, ch.Links, now)
+	a.backlogAlert(ctx, cfg, store, topics, now)
 	if opts.metricsFile != "" {
 		if err := writeMetrics(opts.metricsFile, runMetrics(context.WithoutCancel(ctx), store, ch.Links, sum, start, now)); err != nil {
 			a.log.Warn("metrics file", "path", opts.metricsFile, "err", err)

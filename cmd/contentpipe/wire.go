@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"bytes"
 	"context"
 	"errors"
@@ -282,10 +284,23 @@ func buildPublisher(cfg *config.Config) chain.Publisher {
 	return &publish.Markdown{Dir: cfg.Publish.Dir}
 }
 
-// jobsFor turns topics into the jobs of one slot.
+// jobsFor turns topics into the jobs of one slot (ids as the simulator
+// wants them: the topic id; it derives its own per slot).
 func jobsFor(cfg *config.Config, topics []config.Topic, slot string) []chain.Job {
-	jobs := make([]chain.Job, 0, len(topics))
-	for _, t := range topics {
+	bt := backlogTopics(cfg, topics)
+	jobs := make([]chain.Job, 0, len(bt))
+	for _, t := range bt {
+		t.Job.Slot = slot
+		jobs = append(jobs, t.Job)
+	}
+	return jobs
+}
+
+// backlogTopics turns topics into the backlog's entries, with the job
+// defaults (language, target words) filled in.
+func backlogTopics(cfg *config.Config, topics []config.Topic) []chain.BacklogTopic {
+	out := make([]chain.BacklogTopic, 0, len(topics))
+	for i, t := range topics {
 		lang, words := t.Language, t.TargetWords
 		if lang == "" {
 			lang = cfg.Job.Language
@@ -293,10 +308,17 @@ func jobsFor(cfg *config.Config, topics []config.Topic, slot string) []chain.Job
 		if words == 0 {
 			words = cfg.Job.TargetWords
 		}
-		jobs = append(jobs, chain.Job{ID: chain.JobID(t.ID, slot), Topic: t.ID, Slot: slot, Title: t.Title,
-			Category: t.Category, Language: lang, Keywords: t.Keywords, TargetWords: words})
+		var notBefore time.Time
+		if t.NotBefore != "" {
+			notBefore, _ = time.Parse(time.DateOnly, t.NotBefore) // validated by the loader
+		}
+		out = append(out, chain.BacklogTopic{
+			Job: chain.Job{ID: t.ID, Topic: t.ID, Title: t.Title, Category: t.Category, Language: lang,
+				Keywords: t.Keywords, TargetWords: words},
+			Priority: t.Priority, NotBefore: notBefore, Repeat: chain.Repeat(t.Repeat), Index: i,
+		})
 	}
-	return jobs
+	return out
 }
 
 // breakerSettings maps `retry.circuit` onto the chain's breaker.

@@ -61,6 +61,7 @@ type Publish struct {
 // Job holds the per-run and per-job limits.
 type Job struct {
 	PostsPerRun int           // default 4
+	PostsPerDay int           // ceiling of publications per UTC day across runs; 0 (default) = none
 	Deadline    time.Duration // whole budget of one job; default 15m
 	Language    string        // default "en"
 	TargetWords int           // default 1500
@@ -178,6 +179,7 @@ type Alerts struct {
 	Telegram          Telegram
 	BudgetWarnAt      float64       // (0,1]; default 0.8
 	ProviderDownAfter time.Duration // default 1h
+	BacklogLowDays    float64       // warn when the backlog lasts fewer days; default 3, 0 = never
 }
 
 // Telegram is the Telegram notifier. It is enabled only when both
@@ -260,6 +262,7 @@ func Default(dir string) *Config {
 		Alerts: Alerts{
 			Telegram:          Telegram{TokenEnv: "TELEGRAM_BOT_TOKEN", ChatIDEnv: "TELEGRAM_CHAT_ID"},
 			BudgetWarnAt:      0.8,
+			BacklogLowDays:    3,
 			ProviderDownAfter: time.Hour,
 		},
 		Schedule: Schedule{Run: "0 6,10,14,18 * * *", Health: "0 5 * * 1", Report: "0 9 * * 1"},

@@ -192,6 +192,8 @@ func (p *loader) job(r rawJob) {
 	j := &p.cfg.Job
 	setInt(&j.PostsPerRun, r.PostsPerRun)
 	p.positive("job.posts_per_run", j.PostsPerRun)
+	setInt(&j.PostsPerDay, r.PostsPerDay)
+	p.nonNegative("job.posts_per_day", j.PostsPerDay)
 	setDuration(&j.Deadline, r.Deadline)
 	p.check(j.Deadline > 0, "job.deadline", "give the whole budget of one job, e.g. deadline: 15m", "job.deadline: must be longer than 0")
 	set(&j.Language, r.Language)

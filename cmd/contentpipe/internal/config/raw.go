@@ -41,6 +41,7 @@ type rawPublish struct {
 
 type rawJob struct {
 	PostsPerRun *wholeNumber `yaml:"posts_per_run"`
+	PostsPerDay *wholeNumber `yaml:"posts_per_day"`
 	Deadline    *duration    `yaml:"deadline"`
 	Language    *string      `yaml:"language"`
 	TargetWords *wholeNumber `yaml:"target_words"`
@@ -126,6 +127,7 @@ type rawAlerts struct {
 	} `yaml:"telegram"`
 	BudgetWarnAt      *float64  `yaml:"budget_warn_at"`
 	ProviderDownAfter *duration `yaml:"provider_down_after"`
+	BacklogLowDays    *float64  `yaml:"backlog_low_days"`
 }
 
 type rawSchedule struct {
@@ -141,6 +143,9 @@ type rawTopic struct {
 	Keywords    []string     `yaml:"keywords"`
 	Language    *string      `yaml:"language"`
 	TargetWords *wholeNumber `yaml:"target_words"`
+	Priority    *int         `yaml:"priority"`
+	NotBefore   *string      `yaml:"not_before"`
+	Repeat      *string      `yaml:"repeat"`
 }
 
 // valueError is a value of the right YAML shape that a field type refuses
