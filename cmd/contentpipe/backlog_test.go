@@ -3,10 +3,15 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+// publishedRE finds the count in a run's summary line.
+var publishedRE = regexp.MustCompile(`run for slot [0-9-]+: ([0-9]+) published`)
 
 // TestBacklogPostsPerDayThirtyDays drives the real binary through 30
 // simulated UTC days (CONTENTPIPE_NOW, no sleeps) on a backlog of 10 topics
@@ -32,8 +37,11 @@ func TestBacklogPostsPerDayThirtyDays(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("day %d run %d: exit %d\n%s\n%s", d, r, res.code, res.stdout, res.stderr)
 			}
-			n := 0
-			fmt.Sscanf(res.stdout[strings.Index(res.stdout, ": ")+2:], "%d published", &n)
+			m := publishedRE.FindStringSubmatch(res.stdout)
+			if m == nil {
+				t.Fatalf("day %d run %d: no summary line:\n%s", d, r, res.stdout)
+			}
+			n, _ := strconv.Atoi(m[1])
 			perRun = append(perRun, n)
 		}
 		got := count(t, db, `SELECT COUNT(*) FROM jobs WHERE status = 'published' AND substr(published_at, 1, 10) = ?`, day.Format(time.DateOnly))

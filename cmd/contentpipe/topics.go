@@ -69,13 +69,15 @@ func (a *app) readTopics(cmd *cobra.Command) (*config.Config, []config.Topic, er
 	return cfg, topics, err
 }
 
-// storedJobs reads the jobs of the database at path, read-only; a database
-// that does not exist yet has none.
+// storedJobs reads the jobs of the database at path; a database that does
+// not exist yet has none (and is not created). An existing database is
+// opened as `run` opens it, so an older schema is migrated first (a v1
+// database's <date>/<topic> jobs read as their topics).
 func storedJobs(ctx context.Context, path string) (map[string]chain.JobRecord, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return map[string]chain.JobRecord{}, nil
 	}
-	store, err := telemetry.OpenReadOnly(path)
+	store, err := telemetry.Open(path)
 	if err != nil {
 		return nil, err
 	}
