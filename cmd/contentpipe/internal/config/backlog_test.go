@@ -48,3 +48,29 @@ func TestTopicsDuplicateNamesBothLines(t *testing.T) {
 		t.Fatalf("want both lines (5 and 1) named, got %v", err)
 	}
 }
+
+func TestBudgetNeedsKnownPrices(t *testing.T) {
+	base := "topics: t.yaml\nchain:\n  - {name: a, kind: openai, base_url: \"http://127.0.0.1:1\", model: llama-3.3-70b-versatile, daily_tokens: 5000}\n  - {name: b, kind: openai, base_url: \"http://127.0.0.1:1\", model: some-new-model}\n"
+	dir := writeTree(t, map[string]string{
+		"free.yaml":  base,
+		"money.yaml": base + "budget: {daily_usd: 1.5}\n",
+		"priced.yaml": strings.Replace(base, "model: some-new-model", "model: some-new-model, price: {input_per_mtok: 1, output_per_mtok: 2}", 1) +
+			"budget: {daily_usd: 1.5, monthly_usd: 20}\n",
+		"t.yaml": "- {id: a, title: A}\n",
+	})
+	ld := Loader{KeysOptional: true}
+	if _, err := ld.Load(filepath.Join(dir, "free.yaml")); err != nil {
+		t.Errorf("no money budget, unknown price: %v", err)
+	}
+	_, err := ld.Load(filepath.Join(dir, "money.yaml"))
+	if err == nil || !strings.Contains(err.Error(), `chain[1] (b): no known price for model "some-new-model" while a money budget is set`) || !strings.Contains(err.Error(), "money.yaml:4:") {
+		t.Errorf("want the error naming chain[1] (b) at line 4, got %v", err)
+	}
+	cfg, err := ld.Load(filepath.Join(dir, "priced.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Budget != (Budget{DailyUSD: 1.5, MonthlyUSD: 20}) || cfg.Chain[0].DailyTokens != 5000 || cfg.Chain[0].Price.InputPerMTok != 0.59 || cfg.Chain[1].Price.OutputPerMTok != 2 {
+		t.Errorf("cfg: %+v %+v", cfg.Budget, cfg.Chain)
+	}
+}

@@ -43,11 +43,22 @@ type Config struct {
 	Shadow   Shadow
 	Alerts   Alerts
 	Schedule Schedule
+	Budget   Budget
 
 	// Warnings are non-fatal findings, each "file:line: text", to be logged
 	// once: adjacent links sharing one infra, Telegram disabled, ignored keys.
 	Warnings []string
 }
+
+// Budget is the chain-wide money limit: every call counts (job, shadow,
+// health). Days and months are UTC; 0 means none.
+type Budget struct {
+	DailyUSD   float64
+	MonthlyUSD float64
+}
+
+// Set reports whether a money limit is configured.
+func (b Budget) Set() bool { return b.DailyUSD > 0 || b.MonthlyUSD > 0 }
 
 // Publish is the publishing target.
 type Publish struct {
@@ -78,6 +89,14 @@ type Link struct {
 	BaseURL   string // required for kind openai; optional for gemini
 	Infra     string // failure domain, for the adjacency warning
 	DailyCap  int    // our requests/day limit; 0 = none
+	// DailyTokens is our input+output tokens/day limit; 0 = none.
+	DailyTokens int
+	// DailyBudgetUSD is our USD/day limit (estimated before each call,
+	// settled with the real cost); 0 = none.
+	DailyBudgetUSD float64
+	// PriceKnown is true when Price came from the link's price: or the
+	// built-in table (see PricesAsOf); false means the price is unknown.
+	PriceKnown bool
 	RPM       int    // requests per minute pacing; 0 = none
 	TPM       int    // tokens per minute pacing; 0 = none
 	CapReset  string // "HH:MM Zone" the provider's day starts; default "00:00 UTC"

@@ -30,6 +30,12 @@ type rawConfig struct {
 	Shadow        rawShadow    `yaml:"shadow"`
 	Alerts        rawAlerts    `yaml:"alerts"`
 	Schedule      rawSchedule  `yaml:"schedule"`
+	Budget        rawBudget    `yaml:"budget"`
+}
+
+type rawBudget struct {
+	DailyUSD   *float64 `yaml:"daily_usd"`
+	MonthlyUSD *float64 `yaml:"monthly_usd"`
 }
 
 type rawPublish struct {
@@ -56,6 +62,8 @@ type rawLink struct {
 	BaseURL   *string      `yaml:"base_url"`
 	Infra     *string      `yaml:"infra"`
 	DailyCap  *wholeNumber `yaml:"daily_cap"`
+	DailyTok  *wholeNumber `yaml:"daily_tokens"`
+	DailyUSD  *float64     `yaml:"daily_budget_usd"`
 	Prompt    *string      `yaml:"prompt"`
 	RPM       *wholeNumber `yaml:"rpm"`
 	TPM       *wholeNumber `yaml:"tpm"`
