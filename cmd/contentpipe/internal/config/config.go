@@ -97,11 +97,11 @@ type Link struct {
 	// PriceKnown is true when Price came from the link's price: or the
 	// built-in table (see PricesAsOf); false means the price is unknown.
 	PriceKnown bool
-	RPM       int    // requests per minute pacing; 0 = none
-	TPM       int    // tokens per minute pacing; 0 = none
-	CapReset  string // "HH:MM Zone" the provider's day starts; default "00:00 UTC"
-	Price     Price
-	Timeouts  Timeouts
+	RPM        int    // requests per minute pacing; 0 = none
+	TPM        int    // tokens per minute pacing; 0 = none
+	CapReset   string // "HH:MM Zone" the provider's day starts; default "00:00 UTC"
+	Price      Price
+	Timeouts   Timeouts
 	// JSONMode is how an openai-kind link asks for JSON: "json_schema",
 	// "json_object" (default) or "" (prompt only; config value "none").
 	// Always "" for kind gemini, which uses responseJsonSchema.
