@@ -29,11 +29,22 @@ type Link struct {
 	Infra     string
 	Provider  Provider
 	DailyCap  int
-	CapReset  CapReset
-	Price     Price
-	Pacer     *Pacer
+	// DailyTokens and DailyBudgetUSD are the link's own limits per cap day
+	// (input+output tokens, USD); 0 = none.
+	DailyTokens    int
+	DailyBudgetUSD float64
+	CapReset       CapReset
+	Price          Price
+	Pacer          *Pacer
 	MaxTokens int
 	Stream    bool
+}
+
+// Budget is the chain-wide money limit in USD, per UTC day and UTC month;
+// 0 = none.
+type Budget struct {
+	DailyUSD   float64
+	MonthlyUSD float64
 }
 
 // Job is one unit of work: one topic for one slot.
@@ -141,6 +152,9 @@ type Chain struct {
 	// error detail is replaced with Redacted before it is stored, gated or
 	// published. Values shorter than 8 bytes are not scrubbed.
 	Secrets []string
+	// Budget is the chain-wide money limit every call counts toward (job,
+	// shadow, health); the zero value is none.
+	Budget Budget
 
 	shadows shadowSet
 	mu      sync.Mutex

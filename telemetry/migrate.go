@@ -247,6 +247,18 @@ UPDATE shadow_comparisons SET request_id = (SELECT new FROM v1_ids WHERE old = s
 UPDATE jobs SET id = (SELECT new FROM v1_ids WHERE old = jobs.id) WHERE id IN (SELECT old FROM v1_ids);
 DROP TABLE v1_ids;
 `},
+	{6, "budgets: token and money reservations", `
+-- Each reservation carries the call's estimate (tokens, output tokens, USD)
+-- taken before the call and, once settled, its real output tokens and cost
+-- (tokens already holds the real input+output). Open reservations count
+-- their estimate toward a limit, settled ones their real use.
+ALTER TABLE cap_reservations ADD COLUMN est_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cap_reservations ADD COLUMN est_output INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cap_reservations ADD COLUMN est_usd REAL NOT NULL DEFAULT 0;
+ALTER TABLE cap_reservations ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cap_reservations ADD COLUMN usd REAL NOT NULL DEFAULT 0;
+CREATE INDEX cap_reservations_ts ON cap_reservations (ts);
+`},
 }
 
 // SchemaVersion is the newest schema this binary knows.

@@ -190,6 +190,7 @@ func buildLink(ctx context.Context, l config.Link) (*chain.Link, error) {
 	to := chain.Timeouts(l.Timeouts)
 	cl := &chain.Link{
 		Name: l.Name, Model: l.Model, Infra: l.Infra, DailyCap: l.DailyCap, CapReset: reset,
+		DailyTokens: l.DailyTokens, DailyBudgetUSD: l.DailyBudgetUSD,
 		Price:     chain.Price{InputPerMTok: l.Price.InputPerMTok, OutputPerMTok: l.Price.OutputPerMTok},
 		MaxTokens: l.MaxTokens, Stream: l.Stream,
 	}
@@ -233,6 +234,7 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 		Deadline: cfg.Job.Deadline,
 		Store:    store,
 		Secrets:  secrets(cfg),
+		Budget:   chain.Budget{DailyUSD: cfg.Budget.DailyUSD, MonthlyUSD: cfg.Budget.MonthlyUSD},
 		Gate:     gate,
 		Clock:    chain.RealClock{},
 		Schema:   schema,

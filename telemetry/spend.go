@@ -1,0 +1,124 @@
+package telemetry
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+// recentOutputs is how many of a link's last settled calls the output
+// estimate takes its median from.
+const recentOutputs = 20
+
+// A reservation's use: its estimate while open, its real use once settled
+// and sent, nothing when given back.
+const (
+	useTokens = `COALESCE(SUM(CASE WHEN settled = 0 THEN est_tokens WHEN sent = 1 THEN tokens ELSE 0 END), 0)`
+	useUSD    = `COALESCE(SUM(CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END), 0)`
+)
+
+// ReserveSpend checks r against every limit it carries and takes one
+// reservation when all hold, in one IMMEDIATE transaction (so concurrent
+// processes cannot both take the last of a limit). The output estimate is
+// the median output of the link's last settled calls (at most
+// recentOutputs), else r.MaxOutput; the cost estimate prices the input
+// estimate and that output at r.Price. A limit is crossed when its use
+// (settled use plus open estimates) plus this call's estimate would pass
+// it; the cap when its count reached it.
+func (s *Store) ReserveSpend(ctx context.Context, r chain.SpendRequest) (chain.SpendGrant, error) {
+	var g chain.SpendGrant
+	err := s.write(ctx, "reserve "+r.Provider, func(tx *sql.Tx) error {
+		g = chain.SpendGrant{}
+		out, err := outputEstimate(ctx, tx, r.Provider, r.MaxOutput)
+		if err != nil {
+			return err
+		}
+		g.EstTokens, g.EstUSD = r.InputTokens+out, r.Price.Cost(r.InputTokens, out)
+		day, now := FormatTime(r.DayStart), FormatTime(r.Now)
+		var n int
+		var tokens, linkUSD float64
+		if err := tx.QueryRowContext(ctx, `SELECT count(CASE WHEN settled = 0 OR sent = 1 THEN 1 END), `+useTokens+`, `+useUSD+`
+FROM cap_reservations WHERE provider = ? AND day_start = ?`, r.Provider, day).Scan(&n, &tokens, &linkUSD); err != nil {
+			return err
+		}
+		chainDay, chainMonth := 0.0, 0.0
+		if r.ChainDailyUSD > 0 || r.ChainMonthlyUSD > 0 {
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN ts >= ? THEN u END), 0), COALESCE(SUM(u), 0)
+FROM (SELECT ts, CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END AS u FROM cap_reservations WHERE ts >= ?)`,
+				FormatTime(r.ChainDayStart), FormatTime(r.ChainMonthStart)).Scan(&chainDay, &chainMonth); err != nil {
+				return err
+			}
+		}
+		for _, c := range []struct {
+			limit      chain.SpendLimit
+			used, max  float64
+			this       float64
+			countLimit bool
+		}{
+			{chain.LimitCap, float64(n), float64(r.Cap), 1, true},
+			{chain.LimitTokens, tokens, float64(r.DailyTokens), float64(g.EstTokens), false},
+			{chain.LimitLinkUSD, linkUSD, r.DailyUSD, g.EstUSD, false},
+			{chain.LimitChainDay, chainDay, r.ChainDailyUSD, g.EstUSD, false},
+			{chain.LimitChainMonth, chainMonth, r.ChainMonthlyUSD, g.EstUSD, false},
+		} {
+			if c.max > 0 && c.used+c.this > c.max {
+				g.Refused, g.Used, g.Limit = c.limit, c.used, c.max
+				return nil
+			}
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO cap_reservations (provider, day_start, ts, est_tokens, est_output, est_usd) VALUES (?, ?, ?, ?, ?, ?)`,
+			r.Provider, day, now, g.EstTokens, out, g.EstUSD)
+		if err != nil {
+			return err
+		}
+		g.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return chain.SpendGrant{}, err
+	}
+	return g, nil
+}
+
+// outputEstimate is the median output tokens of provider's last settled,
+// sent reservations, or max when there are none.
+func outputEstimate(ctx context.Context, tx *sql.Tx, provider string, max int) (int, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT output_tokens FROM cap_reservations
+WHERE provider = ? AND settled = 1 AND sent = 1 AND output_tokens > 0 ORDER BY id DESC LIMIT ?`, provider, recentOutputs)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var outs []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return 0, err
+		}
+		outs = append(outs, v)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if len(outs) == 0 {
+		return max, nil
+	}
+	sort.Ints(outs)
+	return outs[len(outs)/2], nil
+}
+
+// settleSpend settles a reservation with the call's real use.
+func settleSpend(ctx context.Context, tx *sql.Tx, c chain.CapSettlement) error {
+	res, err := tx.ExecContext(ctx, "UPDATE cap_reservations SET settled = 1, sent = ?, tokens = ?, output_tokens = ?, usd = ? WHERE id = ?",
+		boolInt(c.Sent), c.Tokens, c.OutputTokens, c.CostUSD, c.ID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("reservation %d not found", c.ID)
+	}
+	return nil
+}
