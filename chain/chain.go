@@ -23,12 +23,12 @@ func (p Price) Cost(in, out int) float64 {
 // Link is one provider of the chain with its own limits. The zero values of
 // DailyCap, Pacer and MaxTokens mean no cap, no pacing, provider default.
 type Link struct {
-	Name      string
-	Model     string
-	Family    string // prompt family: "gemini" or "openai"
-	Infra     string
-	Provider  Provider
-	DailyCap  int
+	Name     string
+	Model    string
+	Family   string // prompt family: "gemini" or "openai"
+	Infra    string
+	Provider Provider
+	DailyCap int
 	// DailyTokens and DailyBudgetUSD are the link's own limits per cap day
 	// (input+output tokens, USD); 0 = none.
 	DailyTokens    int
@@ -36,8 +36,8 @@ type Link struct {
 	CapReset       CapReset
 	Price          Price
 	Pacer          *Pacer
-	MaxTokens int
-	Stream    bool
+	MaxTokens      int
+	Stream         bool
 }
 
 // Budget is the chain-wide money limit in USD, per UTC day and UTC month;
