@@ -107,6 +107,7 @@ type RuleStore interface {
 	LastResolved(ctx context.Context, key string) (time.Time, error)
 	FailureStreaks(ctx context.Context, counted []chain.Outcome) ([]telemetry.FailureStreak, error)
 	ObserveIncident(ctx context.Context, obs telemetry.IncidentObservation, remindEvery time.Duration, now time.Time, message func(telemetry.IncidentEvent) telemetry.Alert) ([]telemetry.IncidentEvent, error)
+	SpendStore
 }
 
 var _ RuleStore = (*telemetry.Store)(nil)
@@ -132,6 +133,7 @@ type Rules struct {
 	Notifier          chain.Notifier
 	Console           io.Writer
 	Caps              []CapLimit
+	Spend             []SpendCheck // token and money limits (see SpendAlerts)
 	BudgetWarnAt      float64
 	ProviderDownAfter time.Duration
 }
@@ -160,6 +162,11 @@ func (r Rules) Evaluate(ctx context.Context, now time.Time) error {
 		uses = append(uses, CapUse{Provider: c.Provider, DayStart: c.DayStart, Used: n, Cap: c.Cap})
 	}
 	raised = append(raised, BudgetAlerts(uses, r.BudgetWarnAt)...)
+	if su, err := spendUses(ctx, r.Store, r.Spend); err != nil {
+		errs = append(errs, err)
+	} else {
+		raised = append(raised, SpendAlerts(su, r.BudgetWarnAt)...)
+	}
 	if n, oldest, err := r.Store.ReviewQueue(ctx); err != nil {
 		errs = append(errs, err)
 	} else if a, ok := ReviewQueueAlert(n, oldest, now); ok {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/contentpipe/contentpipe/chain"
 )
@@ -121,4 +122,67 @@ func settleSpend(ctx context.Context, tx *sql.Tx, c chain.CapSettlement) error {
 		return fmt.Errorf("reservation %d not found", c.ID)
 	}
 	return nil
+}
+
+// LinkSpend is provider's use in the cap day that starts at dayStart:
+// tokens and USD, settled use plus open estimates, as ReserveSpend counts.
+func (s *Store) LinkSpend(ctx context.Context, provider string, dayStart time.Time) (tokens int, usd float64, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT `+useTokens+`, `+useUSD+` FROM cap_reservations WHERE provider = ? AND day_start = ?`,
+		provider, FormatTime(dayStart)).Scan(&tokens, &usd)
+	if err != nil {
+		return 0, 0, fmt.Errorf("spend of %s: %w", provider, err)
+	}
+	return tokens, usd, nil
+}
+
+// ChainSpend is the USD of every call reserved at or after from, as
+// ReserveSpend counts it for the chain's budget.
+func (s *Store) ChainSpend(ctx context.Context, from time.Time) (float64, error) {
+	var usd float64
+	if err := s.db.QueryRowContext(ctx, `SELECT `+useUSD+` FROM cap_reservations WHERE ts >= ?`, FormatTime(from)).Scan(&usd); err != nil {
+		return 0, fmt.Errorf("chain spend: %w", err)
+	}
+	return usd, nil
+}
+
+// SkipsSince counts the skips with reason since from, of provider ("" =
+// any provider).
+func (s *Store) SkipsSince(ctx context.Context, reason chain.SkipReason, provider string, from time.Time) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM skips WHERE reason = ? AND ts >= ? AND (? = '' OR provider = ?)`,
+		string(reason), FormatTime(from), provider, provider).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count %s skips: %w", reason, err)
+	}
+	return n, nil
+}
+
+// SpendError is one provider's estimate error: estimated against settled
+// cost of its sent calls since a time.
+type SpendError struct {
+	Provider          string
+	Calls             int
+	EstUSD, ActualUSD float64
+	MeanAbsErr        float64 // mean |estimate − actual| per call, USD
+	MaxAbsErr         float64
+}
+
+// SpendErrors returns the estimate error per provider of the calls
+// reserved since from (settled and sent only).
+func (s *Store) SpendErrors(ctx context.Context, from time.Time) ([]SpendError, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT provider, count(*), SUM(est_usd), SUM(usd), AVG(ABS(est_usd - usd)), MAX(ABS(est_usd - usd))
+FROM cap_reservations WHERE settled = 1 AND sent = 1 AND ts >= ? GROUP BY provider ORDER BY provider`, FormatTime(from))
+	if err != nil {
+		return nil, fmt.Errorf("spend errors: %w", err)
+	}
+	defer rows.Close()
+	var out []SpendError
+	for rows.Next() {
+		var e SpendError
+		if err := rows.Scan(&e.Provider, &e.Calls, &e.EstUSD, &e.ActualUSD, &e.MeanAbsErr, &e.MaxAbsErr); err != nil {
+			return nil, fmt.Errorf("spend errors: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }
