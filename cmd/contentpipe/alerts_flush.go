@@ -79,7 +79,7 @@ func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *teleme
 // recorded calls, skips and jobs), budget and review_queue.
 func (a *app) evaluateRules(ctx context.Context, cfg *config.Config, store *telemetry.Store, links []*chain.Link, now time.Time) {
 	r := alerts.Rules{Store: store, Notifier: alerts.NewOutbox(store, a.stderr), Console: a.stderr, Caps: capLimits(links, now),
-		Spend: spendChecks(cfg, links, now),
+		Spend:        spendChecks(cfg, links, now),
 		BudgetWarnAt: cfg.Alerts.BudgetWarnAt, ProviderDownAfter: cfg.Alerts.ProviderDownAfter}
 	if err := r.Evaluate(context.WithoutCancel(ctx), now); err != nil {
 		a.log.Warn("alert rules", "err", err)
