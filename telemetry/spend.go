@@ -168,10 +168,10 @@ type SpendError struct {
 }
 
 // SpendErrors returns the estimate error per provider of the calls
-// reserved since from (settled and sent only).
+// reserved since from that were answered (settled, sent, with output).
 func (s *Store) SpendErrors(ctx context.Context, from time.Time) ([]SpendError, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT provider, count(*), SUM(est_usd), SUM(usd), AVG(ABS(est_usd - usd)), MAX(ABS(est_usd - usd))
-FROM cap_reservations WHERE settled = 1 AND sent = 1 AND ts >= ? GROUP BY provider ORDER BY provider`, FormatTime(from))
+FROM cap_reservations WHERE settled = 1 AND sent = 1 AND output_tokens > 0 AND ts >= ? GROUP BY provider ORDER BY provider`, FormatTime(from))
 	if err != nil {
 		return nil, fmt.Errorf("spend errors: %w", err)
 	}
@@ -183,6 +183,40 @@ FROM cap_reservations WHERE settled = 1 AND sent = 1 AND ts >= ? GROUP BY provid
 			return nil, fmt.Errorf("spend errors: %w", err)
 		}
 		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// ArticleCost is one provider's spend and the articles it published in a
+// window: PerArticle = Spend / Published (0 when it published none).
+type ArticleCost struct {
+	Provider   string
+	Published  int
+	SpendUSD   float64 // every call of the provider (job, shadow, health)
+	PerArticle float64
+}
+
+// ArticleCosts returns, per provider with calls or publications since
+// from, its spend and the cost per article it published.
+func (s *Store) ArticleCosts(ctx context.Context, from time.Time) ([]ArticleCost, error) {
+	ts := FormatTime(from)
+	rows, err := s.db.QueryContext(ctx, `SELECT p, COALESCE((SELECT SUM(cost_estimate_usd) FROM calls WHERE provider = p AND ts >= ?), 0),
+	(SELECT count(*) FROM jobs WHERE provider = p AND status = 'published' AND published_at >= ?)
+FROM (SELECT DISTINCT provider AS p FROM calls WHERE ts >= ?) ORDER BY p`, ts, ts, ts)
+	if err != nil {
+		return nil, fmt.Errorf("article costs: %w", err)
+	}
+	defer rows.Close()
+	var out []ArticleCost
+	for rows.Next() {
+		var c ArticleCost
+		if err := rows.Scan(&c.Provider, &c.SpendUSD, &c.Published); err != nil {
+			return nil, fmt.Errorf("article costs: %w", err)
+		}
+		if c.Published > 0 {
+			c.PerArticle = c.SpendUSD / float64(c.Published)
+		}
+		out = append(out, c)
 	}
 	return out, rows.Err()
 }
