@@ -12,11 +12,12 @@ import (
 
 // Health statuses of one link in a health walk.
 const (
-	HealthOK        = "healthy"
-	HealthFailed    = "unhealthy"
-	HealthCapped    = "capped"       // daily cap reached: not called
-	HealthExhausted = "exhausted"    // known exhausted until a reset: not called
-	HealthCircuit   = "circuit_open" // breaker open: not called; counts as unhealthy
+	HealthOK         = "healthy"
+	HealthFailed     = "unhealthy"
+	HealthCapped     = "capped"       // daily cap reached: not called
+	HealthExhausted  = "exhausted"    // known exhausted until a reset: not called
+	HealthCircuit    = "circuit_open" // breaker open: not called; counts as unhealthy
+	HealthOverBudget = "over_budget"  // a token or money limit would be crossed: not called
 )
 
 // HealthCheck is the result of one link in a health walk. For a link that
@@ -81,7 +82,8 @@ func (c *Chain) Health(ctx context.Context, prompt HealthPromptFunc, rec HealthR
 }
 
 // healthStatus is the health status of a link that was not called.
-var healthStatus = map[SkipReason]string{SkipExhausted: HealthExhausted, SkipCircuitOpen: HealthCircuit, SkipCap: HealthCapped}
+var healthStatus = map[SkipReason]string{SkipExhausted: HealthExhausted, SkipCircuitOpen: HealthCircuit, SkipCap: HealthCapped,
+	SkipTokens: HealthOverBudget, SkipBudget: HealthOverBudget}
 
 // healthLink makes one health call through the attempt pipeline, bounded
 // by the chain's deadline, and reports it.

@@ -92,3 +92,26 @@ FROM cap_reservations WHERE settled = 1 AND sent = 1 AND substr(ts, 1, 10) = ? G
 	}
 	t.Logf("FIGURES budget: article=$%.6f budget=$%.6f settled=$%.6f", article, budget, settled)
 }
+
+// TestBudgetFallsThroughToCheaperLink: with no history a call is
+// estimated at max_tokens; a daily budget below Gemini's estimate (built-in
+// price 0.30/2.50) but above Groq's (0.59/0.79) skips Gemini with reason
+// budget, without a call, and Groq writes the article.
+func TestBudgetFallsThroughToCheaperLink(t *testing.T) {
+	links := map[string]string{"gemini": "max_tokens: 4000", "groq": "max_tokens: 4000", "cerebras": "max_tokens: 4000", "openrouter": "max_tokens: 4000"}
+	w := newWorld(t, worldOptions{topics: 1, link: links, extra: "budget: {daily_usd: 0.006}\n"})
+	r := run(t, w.dir, w.env, "run")
+	if r.code != 0 || !strings.Contains(r.stdout, "1 published") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
+	if n := count(t, db, `SELECT COUNT(*) FROM skips WHERE provider = 'gemini' AND reason = 'budget'`); n != 1 {
+		t.Errorf("%d gemini budget skips, want 1", n)
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM calls WHERE provider = 'gemini'`); n != 0 || w.sims.Server("gemini").Requests() != 0 {
+		t.Errorf("gemini called %d times despite the budget", n)
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM jobs WHERE status = 'published' AND provider = 'groq'`); n != 1 {
+		t.Errorf("the article was not written by groq:\n%s", dumpJobs(t, db, ""))
+	}
+}
