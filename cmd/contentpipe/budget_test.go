@@ -90,6 +90,12 @@ FROM cap_reservations WHERE settled = 1 AND sent = 1 AND substr(ts, 1, 10) = ? G
 		}
 		t.Logf("FIGURES estimate error %s: calls=%d mean_est=$%.6f mean_actual=$%.6f mean_abs_err=$%.6f max_abs_err=$%.6f", p, n, est, act, mean, mx)
 	}
+	rep := run(t, w.dir, w.env, "report", "--days", "1")
+	for _, want := range []string{"Budgets (", "chain        budget.daily_usd", " published ", "per article", "Estimate error per link", "gemini"} {
+		if !strings.Contains(rep.stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, rep.stdout)
+		}
+	}
 	t.Logf("FIGURES budget: article=$%.6f budget=$%.6f settled=$%.6f", article, budget, settled)
 }
 
