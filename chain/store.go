@@ -38,6 +38,9 @@ const (
 	JobDeferred   = "deferred" // no provider answered; due again next run
 	JobHalted     = "halted"   // auth failure stopped the run
 	JobRejected   = "rejected" // closed by `review reject`
+	// JobDayFull is not stored: a DayClaimer's answer when the day's
+	// ceiling of publications is taken (published plus claims in flight).
+	JobDayFull = "day_full"
 )
 
 // Call is one row of the calls table: one attempt at one provider. Text, if
@@ -255,6 +258,15 @@ type Candidate struct {
 	QualityScore float64
 	Text         string
 	Partial      bool
+}
+
+// DayClaimer is a JobStore that can claim under a ceiling of publications
+// per UTC day, atomically with the claim: ClaimJobWithin is ClaimJob that
+// refuses (claimed=false, cur.Status JobDayFull) when the jobs published
+// since dayStart plus the live claims (younger than lease) of other jobs
+// reach ceiling. telemetry.Store implements it.
+type DayClaimer interface {
+	ClaimJobWithin(ctx context.Context, j JobRecord, owner Owner, alive func(Owner) bool, lease time.Duration, now, dayStart time.Time, ceiling int) (claimed bool, cur JobRecord, err error)
 }
 
 // JobStore is the durable job state the run loop needs; telemetry.Store

@@ -89,6 +89,29 @@ func finished(status string) bool {
 // cur is the job as stored after the call. alive runs inside the write
 // transaction: it must be quick and must not use the store.
 func (s *Store) ClaimJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now time.Time) (claimed bool, cur chain.JobRecord, err error) {
+	return s.claimJob(ctx, j, owner, alive, lease, now, nil)
+}
+
+// ClaimJobWithin is ClaimJob under a ceiling of publications per day: in
+// the same transaction, a job that would be claimed afresh (not one in
+// publishing, which is reconciled) is refused with cur.Status
+// chain.JobDayFull when the other jobs published since dayStart plus the
+// other jobs claimed (running or publishing) within lease reach ceiling.
+// Concurrent runs therefore never together pass the ceiling.
+func (s *Store) ClaimJobWithin(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now, dayStart time.Time, ceiling int) (bool, chain.JobRecord, error) {
+	full := func(tx *sql.Tx) (bool, error) {
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id <> ? AND ((status = ? AND published_at >= ?)
+	OR (status IN (?, ?) AND claimed_at >= ?))`, j.ID, chain.JobPublished, FormatTime(dayStart),
+			chain.JobRunning, chain.JobPublishing, FormatTime(now.Add(-lease))).Scan(&n)
+		return n >= ceiling, err
+	}
+	return s.claimJob(ctx, j, owner, alive, lease, now, full)
+}
+
+// claimJob is ClaimJob with an optional ceiling check (full) run before a
+// fresh claim.
+func (s *Store) claimJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now time.Time, full func(*sql.Tx) (bool, error)) (claimed bool, cur chain.JobRecord, err error) {
 	ts := FormatTime(now)
 	err = s.write(ctx, "claim job "+j.ID, func(tx *sql.Tx) error {
 		claimed = false
@@ -120,6 +143,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.Topic, j.Slot, j.Title, j.Category,
 		status, updated := chain.JobRunning, ts
 		if r.rec.Status == chain.JobPublishing {
 			status, updated = chain.JobPublishing, FormatTime(r.rec.UpdatedAt)
+		} else if full != nil {
+			if isFull, err := full(tx); err != nil || isFull {
+				cur = r.rec
+				cur.Status = chain.JobDayFull
+				return err
+			}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, owner_host = ?, owner_pid = ?, owner_token = ?, claimed_at = ?, updated_at = ?,
 	title = COALESCE(NULLIF(?, ''), title), category = COALESCE(NULLIF(?, ''), category), language = COALESCE(NULLIF(?, ''), language)

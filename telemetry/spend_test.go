@@ -102,3 +102,46 @@ func utcMidnight(t time.Time) time.Time {
 	y, m, d := t.UTC().Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
+
+// TestClaimJobWithinCeiling: with a ceiling of 2, one job published today
+// and one live claim of another owner fill the day; a job in publishing is
+// still claimed (reconciled); a stale claim (older than the lease) or a
+// publication of yesterday does not count.
+func TestClaimJobWithinCeiling(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	day := utcMidnight(now)
+	a := chain.Owner{Host: "h", PID: 1, Token: "a"}
+	b := chain.Owner{Host: "h", PID: 2, Token: "b"}
+	lease := 10 * time.Minute
+	claim := func(o chain.Owner, id string, at time.Time) (bool, string) {
+		t.Helper()
+		ok, cur, err := s.ClaimJobWithin(ctx, chain.JobRecord{ID: id, Topic: id, Slot: "2026-12-01"}, o, nil, lease, at, day, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok, cur.Status
+	}
+	if ok, _ := claim(a, "old", now.Add(-20*time.Hour)); !ok { // yesterday's claim and publication
+		t.Fatal("old not claimed")
+	}
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "old", Status: chain.JobPublished, PublishedAt: now.Add(-20 * time.Hour)}, a, now.Add(-20*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := claim(a, "one", now); !ok {
+		t.Fatal("one not claimed")
+	}
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "one", Status: chain.JobPublished}, a, now); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := claim(b, "two", now); !ok {
+		t.Fatal("two not claimed: only one published today")
+	}
+	if ok, st := claim(a, "three", now.Add(time.Minute)); ok || st != chain.JobDayFull {
+		t.Fatalf("three: claimed %v status %s, want day_full (1 published + 1 live claim)", ok, st)
+	}
+	if ok, _ := claim(a, "three", now.Add(lease+2*time.Minute)); !ok {
+		t.Fatal("three not claimed after two's claim went stale")
+	}
+}

@@ -82,3 +82,32 @@ func TestBacklogPostsPerDayThirtyDays(t *testing.T) {
 		t.Errorf("%d backlog_low alerts on the first day, want 1", n)
 	}
 }
+
+// TestPostsPerDayConcurrentRuns: four runs started at once, each allowed
+// 10 a run, on a backlog of 10 with posts_per_day 4, publish exactly 4
+// together: the ceiling is held in the claim, not only counted at start.
+func TestPostsPerDayConcurrentRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four concurrent runs: skipped with -short")
+	}
+	w := newWorld(t, worldOptions{topics: 10,
+		job: "{posts_per_run: 10, posts_per_day: 4, deadline: 1m, language: en, target_words: 300, parallel: 2}"})
+	results := make(chan result, 4)
+	for range 4 {
+		go func() { results <- run(t, w.dir, w.env, "run") }()
+	}
+	for range 4 {
+		r := <-results
+		noCrash(t, "concurrent run", r)
+		if r.code != 0 {
+			t.Errorf("run exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
+	if n := count(t, db, `SELECT COUNT(*) FROM jobs WHERE status = 'published'`); n != 4 {
+		t.Errorf("%d published by four concurrent runs, want posts_per_day 4\n%s", n, dumpJobs(t, db, ""))
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM calls WHERE outcome = 'ok' AND purpose = 'job'`); n != 4 {
+		t.Errorf("%d articles generated, want 4 (a job past the ceiling must not be generated)", n)
+	}
+}

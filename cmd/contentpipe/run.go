@@ -81,6 +81,9 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 		Owner:     proc.Owner,
 		Alive:     store.Alive,
 		Parallel:  cfg.Job.Parallel,
+		// The ceiling is held in each claim too: concurrent runs never
+		// together pass it.
+		PostsPerDay: cfg.Job.PostsPerDay,
 	}
 	if cfg.RetentionDays > 0 {
 		if n, err := store.PurgeOutputs(ctx, time.Now().AddDate(0, 0, -cfg.RetentionDays)); err != nil {
@@ -134,7 +137,7 @@ func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary, p
 		if sum.Active > 0 {
 			fmt.Fprintln(w, "another run is active; nothing to do")
 		} else {
-			a.printNothingDue(cfg, plan)
+			a.printNothingDue(cfg, plan, sum.DayFull)
 		}
 	}
 	for _, r := range sum.Reports {
@@ -162,6 +165,9 @@ func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary, p
 			}
 		}
 	}
+	if len(sum.Reports) > 0 && sum.DayFull {
+		fmt.Fprintf(w, "posts_per_day %d reached with the jobs of other runs: the other due topics wait for tomorrow (UTC)\n", cfg.Job.PostsPerDay)
+	}
 	if len(sum.Reports) > 0 {
 		fmt.Fprintf(w, "every attempt is in %s: contentpipe sql \"SELECT provider, outcome, COUNT(*) FROM calls GROUP BY 1, 2\"\n", cfg.Database)
 	}
@@ -169,8 +175,12 @@ func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary, p
 
 // printNothingDue says why a run took no job: the day's ceiling, or an
 // empty backlog.
-func (a *app) printNothingDue(cfg *config.Config, plan backlogPlan) {
+func (a *app) printNothingDue(cfg *config.Config, plan backlogPlan, dayFull bool) {
 	w := a.stdout
+	if dayFull && plan.limit > 0 {
+		fmt.Fprintf(w, "nothing taken: posts_per_day reached (%d published today and the jobs other runs are writing, ceiling %d); the next topics are due tomorrow (UTC)\n", plan.publishedToday, cfg.Job.PostsPerDay)
+		return
+	}
 	if plan.limit == 0 && cfg.Job.PostsPerDay > 0 {
 		fmt.Fprintf(w, "nothing taken: posts_per_day reached (%d published today, ceiling %d); the next topics are due tomorrow (UTC)\n", plan.publishedToday, cfg.Job.PostsPerDay)
 		return
