@@ -17,6 +17,7 @@ const (
 	RuleHealth       Rule = "health"        // a health check failed (not cold, not rate limited)
 	RuleTrend        Rule = "trend"         // quality or fallback share trending the wrong way
 	RuleReviewQueue  Rule = "review_queue"  // jobs wait for manual review
+	RuleBacklogLow   Rule = "backlog_low"   // the topics left last fewer days than backlog_low_days
 	// RuleAllFailed is the per-job alert the runner raised before incidents
 	// existed. It is kept so that rows already in an outbox keep their
 	// quiet period; nothing new raises it.
@@ -31,7 +32,7 @@ func (r Rule) Quiet() time.Duration {
 	switch r {
 	case RuleAuthError, RuleHealth:
 		return time.Hour // at once, then at most hourly per provider
-	case RuleChainDown, RuleProviderDown, RuleBudget, RuleDelayClamped, RuleReviewQueue, RuleAllFailed:
+	case RuleChainDown, RuleProviderDown, RuleBudget, RuleDelayClamped, RuleReviewQueue, RuleAllFailed, RuleBacklogLow:
 		return 24 * time.Hour // the key carries the day or the incident: once a day at most
 	case RuleTrend:
 		return 7 * 24 * time.Hour // weekly

@@ -69,6 +69,21 @@ func ReviewQueueAlert(n int, oldest, now time.Time) (chain.Alert, bool) {
 	return chain.Alert{Key: string(RuleReviewQueue), Rule: string(RuleReviewQueue), Severity: string(m.severity), Text: m.text()}, true
 }
 
+// BacklogLowAlert returns the backlog_low alert when the one-off topics
+// left last fewer than lowDays days at the runway's rate (lowDays 0: never).
+// The key carries now's UTC date, so it is raised at most once a day.
+func BacklogLowAlert(r chain.Runway, lowDays float64, now time.Time) (chain.Alert, bool) {
+	if lowDays <= 0 || r.Days >= lowDays {
+		return chain.Alert{}, false
+	}
+	m := message{severity: SeverityWarning,
+		what:  fmt.Sprintf("The backlog is running low: %d topic(s) left, about %.1f day(s) at %d a day (warning under %g days).", r.Left, r.Days, r.PerDay, lowDays),
+		since: "this run", done: "Runs publish what is left, then find nothing due.",
+		run: "contentpipe topics (add topics to the topics file; the next run picks them up)"}
+	day := now.UTC().Format(time.DateOnly)
+	return chain.Alert{Key: string(RuleBacklogLow) + ":" + day, Rule: string(RuleBacklogLow), Severity: string(m.severity), Text: m.text()}, true
+}
+
 // HealthAlert returns the health alert for a health check of provider
 // whose state is unhealthy (never cold or rate limited: `health` raises it
 // only for chain.HealthUnhealthy).
@@ -93,6 +108,7 @@ type RuleStore interface {
 	LastResolved(ctx context.Context, key string) (time.Time, error)
 	FailureStreaks(ctx context.Context, counted []chain.Outcome) ([]telemetry.FailureStreak, error)
 	ObserveIncident(ctx context.Context, obs telemetry.IncidentObservation, remindEvery time.Duration, now time.Time, message func(telemetry.IncidentEvent) telemetry.Alert) ([]telemetry.IncidentEvent, error)
+	SpendStore
 }
 
 var _ RuleStore = (*telemetry.Store)(nil)
@@ -118,6 +134,7 @@ type Rules struct {
 	Notifier          chain.Notifier
 	Console           io.Writer
 	Caps              []CapLimit
+	Spend             []SpendCheck // token and money limits (see SpendAlerts)
 	BudgetWarnAt      float64
 	ProviderDownAfter time.Duration
 }
@@ -146,6 +163,11 @@ func (r Rules) Evaluate(ctx context.Context, now time.Time) error {
 		uses = append(uses, CapUse{Provider: c.Provider, DayStart: c.DayStart, Used: n, Cap: c.Cap})
 	}
 	raised = append(raised, BudgetAlerts(uses, r.BudgetWarnAt)...)
+	if su, err := spendUses(ctx, r.Store, r.Spend); err != nil {
+		errs = append(errs, err)
+	} else {
+		raised = append(raised, SpendAlerts(su, r.BudgetWarnAt)...)
+	}
 	if n, oldest, err := r.Store.ReviewQueue(ctx); err != nil {
 		errs = append(errs, err)
 	} else if a, ok := ReviewQueueAlert(n, oldest, now); ok {

@@ -166,7 +166,7 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 	res.pace.Settle(tokens)
 	rec := AttemptRecord{Call: call, Learn: lesson.learner(l.Name, c.Breaker, now)}
 	if res.capID != 0 {
-		rec.Cap = &CapSettlement{ID: res.capID, Sent: sentRequest(pe), Tokens: tokens}
+		rec.Cap = &CapSettlement{ID: res.capID, Sent: sentRequest(pe), Tokens: tokens, OutputTokens: resp.OutputTokens, CostUSD: call.CostUSD}
 	}
 	out.call = call
 	if err := c.Store.RecordAttempt(rctx, rec); err != nil {

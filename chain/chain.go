@@ -23,18 +23,29 @@ func (p Price) Cost(in, out int) float64 {
 // Link is one provider of the chain with its own limits. The zero values of
 // DailyCap, Pacer and MaxTokens mean no cap, no pacing, provider default.
 type Link struct {
-	Name      string
-	Model     string
-	Family    string // prompt family: "gemini" or "openai"
-	Prompt    string // template the link is prompted with (config prompt:); "" = its Family's default
-	Infra     string
-	Provider  Provider
-	DailyCap  int
-	CapReset  CapReset
-	Price     Price
-	Pacer     *Pacer
-	MaxTokens int
-	Stream    bool
+	Name     string
+	Model    string
+	Family   string // prompt family: "gemini" or "openai"
+	Prompt   string // template the link is prompted with (config prompt:); "" = its Family's default
+	Infra    string
+	Provider Provider
+	DailyCap int
+	// DailyTokens and DailyBudgetUSD are the link's own limits per cap day
+	// (input+output tokens, USD); 0 = none.
+	DailyTokens    int
+	DailyBudgetUSD float64
+	CapReset       CapReset
+	Price          Price
+	Pacer          *Pacer
+	MaxTokens      int
+	Stream         bool
+}
+
+// Budget is the chain-wide money limit in USD, per UTC day and UTC month;
+// 0 = none.
+type Budget struct {
+	DailyUSD   float64
+	MonthlyUSD float64
 }
 
 // Job is one unit of work: one topic for one slot.
@@ -152,6 +163,9 @@ type Chain struct {
 	// error detail is replaced with Redacted before it is stored, gated or
 	// published. Values shorter than 8 bytes are not scrubbed.
 	Secrets []string
+	// Budget is the chain-wide money limit every call counts toward (job,
+	// shadow, health); the zero value is none.
+	Budget Budget
 
 	shadows shadowSet
 	mu      sync.Mutex

@@ -180,6 +180,24 @@ func (s *memStore) ReserveCap(_ context.Context, provider string, dayStart time.
 	return s.nextRes, s.reserved[k], true, nil
 }
 
+// ReserveSpend checks the request limit only (a zero Cap takes an
+// uncounted reservation); the token and money limits are telemetry's and
+// tested there.
+func (s *memStore) ReserveSpend(ctx context.Context, r SpendRequest) (SpendGrant, error) {
+	if r.Cap <= 0 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.nextRes++
+		s.resKey[s.nextRes] = "uncounted"
+		return SpendGrant{ID: s.nextRes}, nil
+	}
+	id, used, ok, err := s.ReserveCap(ctx, r.Provider, r.DayStart, r.Cap, r.Now)
+	if err != nil || !ok {
+		return SpendGrant{Refused: LimitCap, Used: float64(used), Limit: float64(r.Cap)}, err
+	}
+	return SpendGrant{ID: id}, nil
+}
+
 func (s *memStore) SettleCap(_ context.Context, id int64, sent bool, _ int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -81,40 +82,29 @@ func (c *Chain) refusal(st *ProviderState, now time.Time) *refusal {
 }
 
 // reservation is what the reserve step took for one call: a request of the
-// link's daily cap and a pacing slot. The token and money reservations of
-// budgets belong here too: every call passes Chain.reserve.
+// link's daily cap, tokens and money (and the chain's money) and a pacing
+// slot: every call passes Chain.reserve.
 type reservation struct {
-	capID int64 // 0 = the link has no cap
+	capID int64 // 0 = no limit applies to the link
 	pace  *PaceReservation
 }
 
 // reserve takes what a call needs before it is made, with now as the time
-// of the call: one request of l's daily cap for the cap day of now (up to
-// the rules' limit), then the pacing slot for the prompt's estimated
-// tokens, sleeping its delay when the rules wait and it fits the deadline.
-// A refusal is a skip; stopped says why the call is not made without one
-// (a pacing wait past the deadline, the context ended in it). Whatever was
-// taken is given back when the call is not made.
+// of the call: one reservation of l's daily cap (up to the rules' limit),
+// daily tokens and daily money, and of the chain's daily and monthly
+// money, estimated from the prompt and the link's output (see
+// SpendRequest), taken atomically by the store; then the pacing slot for
+// the prompt's estimated tokens, sleeping its delay when the rules wait and
+// it fits the deadline. A refusal is a skip (cap, tokens, budget); stopped
+// says why the call is not made without one (a pacing wait past the
+// deadline, the context ended in it). Whatever was taken is given back
+// when the call is not made.
 func (c *Chain) reserve(ctx, rctx context.Context, t try, p Prompt, now time.Time) (res reservation, no *refusal, stopped string, err error) {
 	l := t.link
-	if l.DailyCap > 0 {
-		limit := l.DailyCap
-		if t.rules.capLimit != nil {
-			limit = t.rules.capLimit(l)
+	if c.spendLimited(l) {
+		if no, err := c.reserveSpend(ctx, t, p, now, &res); err != nil || no != nil {
+			return res, no, "", err
 		}
-		next := l.CapReset.Next(now)
-		full := &refusal{SkipCap, next, fmt.Sprintf("daily cap %d reached until %s", l.DailyCap, next.UTC().Format(time.RFC3339))}
-		if limit <= 0 {
-			return res, full, "", nil
-		}
-		id, _, ok, err := c.Store.ReserveCap(ctx, l.Name, l.CapReset.DayStart(now), limit, now)
-		if err != nil {
-			return res, nil, "", fmt.Errorf("reserve cap %s: %w", l.Name, err)
-		}
-		if !ok {
-			return res, full, "", nil
-		}
-		res.capID = id
 	}
 	delay, pace := l.Pacer.Reserve(now, EstimateTokens(p.System+p.User, l.MaxTokens))
 	res.pace = pace
@@ -136,6 +126,69 @@ func (c *Chain) reserve(ctx, rctx context.Context, t try, p Prompt, now time.Tim
 		return reservation{}, nil, stopQuietly, nil
 	}
 	return res, nil, "", nil
+}
+
+// spendLimited reports whether a call of l counts toward any limit the
+// store keeps (cap, tokens, money of the link or the chain).
+func (c *Chain) spendLimited(l *Link) bool {
+	return l.DailyCap > 0 || l.DailyTokens > 0 || l.DailyBudgetUSD > 0 || c.Budget.DailyUSD > 0 || c.Budget.MonthlyUSD > 0
+}
+
+// reserveSpend takes the store's reservation of one call of t's link into
+// res, or returns the refusal of the limit it would cross.
+func (c *Chain) reserveSpend(ctx context.Context, t try, p Prompt, now time.Time, res *reservation) (*refusal, error) {
+	l := t.link
+	limit := l.DailyCap
+	if l.DailyCap > 0 && t.rules.capLimit != nil {
+		limit = t.rules.capLimit(l)
+	}
+	next := l.CapReset.Next(now)
+	if l.DailyCap > 0 && limit <= 0 {
+		return &refusal{SkipCap, next, fmt.Sprintf("daily cap %d reached until %s", l.DailyCap, next.UTC().Format(time.RFC3339))}, nil
+	}
+	day := utcDay(now)
+	month := time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)
+	g, err := c.Store.ReserveSpend(ctx, SpendRequest{Provider: l.Name, DayStart: l.CapReset.DayStart(now), Now: now,
+		Cap: limit, DailyTokens: l.DailyTokens, DailyUSD: l.DailyBudgetUSD,
+		ChainDayStart: day, ChainMonthStart: month, ChainDailyUSD: c.Budget.DailyUSD, ChainMonthlyUSD: c.Budget.MonthlyUSD,
+		InputTokens: EstimateTokens(p.System+p.User, 0), MaxOutput: cmp.Or(l.MaxTokens, defaultMaxOutput), Price: l.Price})
+	if err != nil {
+		return nil, fmt.Errorf("reserve %s: %w", l.Name, err)
+	}
+	if g.Refused == "" {
+		res.capID = g.ID
+		return nil, nil
+	}
+	until := next
+	switch g.Refused {
+	case LimitChainDay:
+		until = day.AddDate(0, 0, 1)
+	case LimitChainMonth:
+		until = month.AddDate(0, 1, 0)
+	}
+	why := fmt.Sprintf("%s %g reached until %s", g.Refused, g.Limit, until.UTC().Format(time.RFC3339))
+	if g.Refused != LimitCap {
+		why = fmt.Sprintf("%s would be crossed (%.4g used of %g, this call ~%.4g) until %s", g.Refused, g.Used, g.Limit, g.estimate(), until.UTC().Format(time.RFC3339))
+	}
+	return &refusal{g.Refused.Reason(), until, why}, nil
+}
+
+// estimate is the grant's estimate in the unit of its refusing limit.
+func (g SpendGrant) estimate() float64 {
+	if g.Refused == LimitTokens {
+		return float64(g.EstTokens)
+	}
+	return g.EstUSD
+}
+
+// defaultMaxOutput is the output ceiling a link without max_tokens is
+// estimated at before it has a history.
+const defaultMaxOutput = 8192
+
+// utcDay is the start of t's UTC day.
+func utcDay(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 // stopQuietly as reserve's stopped means the call is not made and there is

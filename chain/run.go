@@ -38,6 +38,10 @@ type Runner struct {
 	Alive     func(Owner) bool
 	Lease     time.Duration
 	Parallel  int
+	// PostsPerDay, when > 0 and Jobs is a DayClaimer, is the ceiling of
+	// publications per UTC day across runs, held in the claim itself; the
+	// run stops taking jobs when it is reached.
+	PostsPerDay int
 	// OnJob, when set, is called after each job with its report.
 	OnJob func(JobReport)
 }
@@ -69,6 +73,18 @@ type Summary struct {
 	// Unstarted counts the due jobs the run would have taken but did not
 	// start because it was stopped (a signal); they stay due.
 	Unstarted int
+	// DayFull is set when the run stopped taking jobs at the day's
+	// ceiling (Runner.PostsPerDay).
+	DayFull bool
+}
+
+// claim claims j, under the day's ceiling when one is set and the store
+// can hold it.
+func (r *Runner) claim(ctx context.Context, j JobRecord, lease time.Duration, now time.Time) (bool, JobRecord, error) {
+	if dc, ok := r.Jobs.(DayClaimer); ok && r.PostsPerDay > 0 {
+		return dc.ClaimJobWithin(ctx, j, r.Owner, r.alive, lease, now, utcDay(now), r.PostsPerDay)
+	}
+	return r.Jobs.ClaimJob(ctx, j, r.Owner, r.alive, lease, now)
 }
 
 // Run processes up to limit due jobs from candidates (in order); jobs that
@@ -99,7 +115,7 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 			j := candidates[next]
 			next++
 			now := r.Chain.Clock.Now()
-			claimed, cur, err := r.Jobs.ClaimJob(ctx, JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot, Title: j.Title, Category: j.Category, Language: j.Language}, r.Owner, r.alive, lease, now)
+			claimed, cur, err := r.claim(ctx, JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot, Title: j.Title, Category: j.Category, Language: j.Language}, lease, now)
 			if err != nil {
 				// The store already retried through its busy timeouts: the
 				// next claim would fail the same way. The rest stay due.
@@ -110,6 +126,9 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 			}
 			if !claimed {
 				switch cur.Status {
+				case JobDayFull:
+					sum.DayFull = true
+					return Job{}, JobRecord{}, false
 				case JobPublished, JobReview, JobRejected:
 					// finished for this slot: not due
 				default:

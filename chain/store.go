@@ -27,6 +27,8 @@ const (
 	SkipExhausted   SkipReason = "exhausted"
 	SkipCircuitOpen SkipReason = "circuit_open"
 	SkipHalted      SkipReason = "halted"
+	SkipTokens      SkipReason = "tokens" // the link's daily_tokens would be crossed
+	SkipBudget      SkipReason = "budget" // a money limit (link or chain, day or month) would be crossed
 )
 
 // JobStatus is a job's state (jobs.status), or what a run did with a job
@@ -43,6 +45,9 @@ const (
 	JobDeferred   JobStatus = "deferred" // no provider answered; due again next run
 	JobHalted     JobStatus = "halted"   // auth failure stopped the run
 	JobRejected   JobStatus = "rejected" // closed by `review reject`
+	// JobDayFull is not stored: a DayClaimer's answer when the day's
+	// ceiling of publications is taken (published plus claims in flight).
+	JobDayFull JobStatus = "day_full"
 )
 
 // What a run reports for a job it did not work on (JobReport.Status only).
@@ -105,6 +110,70 @@ type CapSettlement struct {
 	ID     int64
 	Sent   bool
 	Tokens int
+	// OutputTokens and CostUSD are the call's real output tokens and cost
+	// (the provider's own charge where known, else at the link's price).
+	OutputTokens int
+	CostUSD      float64
+}
+
+// SpendRequest is one call's reservation against every limit that applies
+// to it, checked and taken in one store transaction (also across
+// processes). A zero limit is none.
+type SpendRequest struct {
+	Provider string
+	DayStart time.Time // the link's cap day (its cap_reset)
+	Now      time.Time
+	// Cap is the link's request limit for the call's purpose.
+	Cap int
+	// DailyTokens and DailyUSD are the link's own limits for its cap day.
+	DailyTokens int
+	DailyUSD    float64
+	// ChainDayStart and ChainMonthStart open the UTC day and month of the
+	// chain-wide limits.
+	ChainDayStart, ChainMonthStart time.Time
+	ChainDailyUSD, ChainMonthlyUSD float64
+	// InputTokens is the prompt's estimate; MaxOutput the output ceiling
+	// (max_tokens). The store estimates the output as the median of the
+	// link's recent settled outputs, else MaxOutput.
+	InputTokens int
+	MaxOutput   int
+	Price       Price
+}
+
+// SpendLimit names one of the limits a SpendRequest is checked against.
+type SpendLimit string
+
+// The limits, in the order they are checked.
+const (
+	LimitCap        SpendLimit = "daily_cap"
+	LimitTokens     SpendLimit = "daily_tokens"
+	LimitLinkUSD    SpendLimit = "daily_budget_usd"
+	LimitChainDay   SpendLimit = "budget.daily_usd"
+	LimitChainMonth SpendLimit = "budget.monthly_usd"
+)
+
+// Reason is the skip reason of a refusal by the limit.
+func (l SpendLimit) Reason() SkipReason {
+	switch l {
+	case LimitCap:
+		return SkipCap
+	case LimitTokens:
+		return SkipTokens
+	}
+	return SkipBudget
+}
+
+// SpendGrant is what ReserveSpend decided: the reservation id (0 when
+// refused), the limit that refused ("" when granted) with its use (the
+// settled use plus open estimates, before this call) and value, and the
+// estimate taken.
+type SpendGrant struct {
+	ID        int64
+	Refused   SpendLimit
+	Used      float64
+	Limit     float64
+	EstTokens int
+	EstUSD    float64
 }
 
 // Skip is one row of the skips table: a provider passed over without a call.
@@ -162,6 +231,10 @@ type Store interface {
 	// ReserveCap atomically takes one request of provider's cap for the day
 	// that starts at dayStart; ok is false (and nothing taken) when used ≥ limit.
 	ReserveCap(ctx context.Context, provider string, dayStart time.Time, limit int, now time.Time) (id int64, used int, ok bool, err error)
+	// ReserveSpend atomically checks r against the day's (and month's)
+	// settled use plus the open estimates and takes the reservation when
+	// every limit holds.
+	ReserveSpend(ctx context.Context, r SpendRequest) (SpendGrant, error)
 	// SettleCap settles a reservation: sent=false gives the request back.
 	SettleCap(ctx context.Context, id int64, sent bool, tokens int) error
 	ProviderState(ctx context.Context, provider string) (ProviderState, error)
@@ -172,9 +245,9 @@ type Store interface {
 
 // JobRecord is one row of the jobs table.
 type JobRecord struct {
-	ID           string // derived from topic id + slot (JobID)
+	ID           string // the topic id, or <topic>/<period> for a series (BacklogJobID)
 	Topic        string // topic id
-	Slot         string // UTC date YYYY-MM-DD
+	Slot         string // UTC date YYYY-MM-DD of the run that first took it
 	Title        string
 	Category     string
 	Language     string
@@ -190,6 +263,9 @@ type JobRecord struct {
 	// Payload is the exact body a job in publishing delivers to Location
 	// (nil otherwise).
 	Payload []byte
+	// Deferrals counts the times the job was deferred (read only: the
+	// store counts them as FinishJob records JobDeferred).
+	Deferrals int
 }
 
 // Candidate is a stored answer of a job (for publication or review).
@@ -201,6 +277,15 @@ type Candidate struct {
 	QualityScore float64
 	Text         string
 	Partial      bool
+}
+
+// DayClaimer is a JobStore that can claim under a ceiling of publications
+// per UTC day, atomically with the claim: ClaimJobWithin is ClaimJob that
+// refuses (claimed=false, cur.Status JobDayFull) when the jobs published
+// since dayStart plus the live claims (younger than lease) of other jobs
+// reach ceiling. telemetry.Store implements it.
+type DayClaimer interface {
+	ClaimJobWithin(ctx context.Context, j JobRecord, owner Owner, alive func(Owner) bool, lease time.Duration, now, dayStart time.Time, ceiling int) (claimed bool, cur JobRecord, err error)
 }
 
 // JobStore is the durable job state the run loop needs; telemetry.Store

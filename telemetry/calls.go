@@ -77,7 +77,7 @@ func (s *Store) RecordAttempt(ctx context.Context, r chain.AttemptRecord) error 
 			}
 		}
 		if r.Cap != nil {
-			if err := settleCap(ctx, tx, r.Cap.ID, r.Cap.Sent, r.Cap.Tokens); err != nil {
+			if err := settleSpend(ctx, tx, *r.Cap); err != nil {
 				return fmt.Errorf("settle cap reservation: %w", err)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 const jobColumns = `id, topic, slot, title, category, language, status, provider, model, quality_score,
-	attempt, location, published_at, last_error, updated_at, owner_host, owner_pid, claimed_at, owner_token, payload`
+	attempt, location, published_at, last_error, updated_at, owner_host, owner_pid, claimed_at, owner_token, payload, deferrals`
 
 // jobRow is a jobs row with its claim.
 type jobRow struct {
@@ -33,7 +33,7 @@ func scanJob(sc scanner) (jobRow, error) {
 	)
 	err := sc.Scan(&r.rec.ID, &r.rec.Topic, &r.rec.Slot, &r.rec.Title, &r.rec.Category, &r.rec.Language,
 		&r.rec.Status, &r.rec.Provider, &r.rec.Model, &score, &r.rec.Attempt, &r.rec.Location, &published,
-		&r.rec.LastError, &updated, &host, &pid, &claimd, &token, &r.rec.Payload)
+		&r.rec.LastError, &updated, &host, &pid, &claimd, &token, &r.rec.Payload, &r.rec.Deferrals)
 	if err != nil {
 		return r, err
 	}
@@ -80,6 +80,29 @@ func getJob(ctx context.Context, q queryRower, id string) (jobRow, bool, error) 
 // cur is the job as stored after the call. alive runs inside the write
 // transaction: it must be quick and must not use the store.
 func (s *Store) ClaimJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now time.Time) (claimed bool, cur chain.JobRecord, err error) {
+	return s.claimJob(ctx, j, owner, alive, lease, now, nil)
+}
+
+// ClaimJobWithin is ClaimJob under a ceiling of publications per day: in
+// the same transaction, a job that would be claimed afresh (not one in
+// publishing, which is reconciled) is refused with cur.Status
+// chain.JobDayFull when the other jobs published since dayStart plus the
+// other jobs claimed (running or publishing) within lease reach ceiling.
+// Concurrent runs therefore never together pass the ceiling.
+func (s *Store) ClaimJobWithin(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now, dayStart time.Time, ceiling int) (bool, chain.JobRecord, error) {
+	full := func(tx *sql.Tx) (bool, error) {
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id <> ? AND ((status = ? AND published_at >= ?)
+	OR (status IN (?, ?) AND claimed_at >= ?))`, j.ID, chain.JobPublished, FormatTime(dayStart),
+			chain.JobRunning, chain.JobPublishing, FormatTime(now.Add(-lease))).Scan(&n)
+		return n >= ceiling, err
+	}
+	return s.claimJob(ctx, j, owner, alive, lease, now, full)
+}
+
+// claimJob is ClaimJob with an optional ceiling check (full) run before a
+// fresh claim.
+func (s *Store) claimJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now time.Time, full func(*sql.Tx) (bool, error)) (claimed bool, cur chain.JobRecord, err error) {
 	ts := FormatTime(now)
 	err = s.write(ctx, "claim job "+j.ID, func(tx *sql.Tx) error {
 		claimed = false
@@ -111,6 +134,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.Topic, j.Slot, j.Title, j.Category,
 		status, updated := chain.JobRunning, ts
 		if r.rec.Status == chain.JobPublishing {
 			status, updated = chain.JobPublishing, FormatTime(r.rec.UpdatedAt)
+		} else if full != nil {
+			if isFull, err := full(tx); err != nil || isFull {
+				cur = r.rec
+				cur.Status = chain.JobDayFull
+				return err
+			}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, owner_host = ?, owner_pid = ?, owner_token = ?, claimed_at = ?, updated_at = ?,
 	title = COALESCE(NULLIF(?, ''), title), category = COALESCE(NULLIF(?, ''), category), language = COALESCE(NULLIF(?, ''), language)
@@ -197,14 +226,14 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		if j.Attempt > 0 {
 			attempt = j.Attempt
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?,
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?, deferrals = deferrals + (? = 'deferred'),
 	owner_host = NULL, owner_pid = NULL, owner_token = NULL, claimed_at = NULL,
 	provider = COALESCE(NULLIF(?, ''), provider), model = COALESCE(NULLIF(?, ''), model),
 	quality_score = COALESCE(?, quality_score), attempt = COALESCE(?, attempt),
 	location = COALESCE(NULLIF(?, ''), location), published_at = COALESCE(?, published_at),
 	payload = NULL
 WHERE id = ? AND (owner_host IS NULL OR (owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?))`,
-			j.Status, j.LastError, ts, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
+			j.Status, j.LastError, ts, j.Status, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
 			j.Location, nullTime(published), j.ID, owner.Host, owner.PID, owner.Token)
 		if err != nil {
 			return err
@@ -262,4 +291,25 @@ AND request_id NOT IN (SELECT id FROM jobs WHERE status IN (?, ?))`, FormatTime(
 		return err
 	})
 	return n, err
+}
+
+// Jobs returns every stored job by id (the backlog's history).
+func (s *Store) Jobs(ctx context.Context) (map[string]chain.JobRecord, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs")
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]chain.JobRecord{}
+	for rows.Next() {
+		r, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		out[r.rec.ID] = r.rec
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return out, nil
 }

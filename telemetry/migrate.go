@@ -223,6 +223,42 @@ CREATE TABLE incidents (
 CREATE UNIQUE INDEX incidents_open_key ON incidents (key) WHERE resolved_at IS NULL;
 CREATE INDEX incidents_opened ON incidents (opened_at);
 `},
+	{5, "backlog: a job per topic, deferrals", `
+-- How many times the job was deferred (no provider answered), for the
+-- backlog's order and the topics command.
+ALTER TABLE jobs ADD COLUMN deferrals INTEGER NOT NULL DEFAULT 0;
+
+-- Before the backlog a job id was <slot>/<topic>, one job per topic per UTC
+-- day. Now a topic is one job whose id is the topic id. Each topic's row
+-- that stands for it (its earliest published row, else its latest row) takes
+-- the topic id, with its calls, outputs, skips and shadow comparisons, so a
+-- topic published before the upgrade counts as published. The other rows
+-- keep their ids as history.
+CREATE TEMP TABLE v1_ids AS
+SELECT id AS old, topic AS new FROM (
+	SELECT id, topic, ROW_NUMBER() OVER (PARTITION BY topic
+		ORDER BY status = 'published' DESC, CASE WHEN status = 'published' THEN published_at END ASC, updated_at DESC) AS rn
+	FROM jobs WHERE id = slot || '/' || topic)
+WHERE rn = 1 AND topic NOT IN (SELECT id FROM jobs);
+UPDATE calls SET request_id = (SELECT new FROM v1_ids WHERE old = calls.request_id) WHERE request_id IN (SELECT old FROM v1_ids);
+UPDATE outputs SET request_id = (SELECT new FROM v1_ids WHERE old = outputs.request_id) WHERE request_id IN (SELECT old FROM v1_ids);
+UPDATE skips SET request_id = (SELECT new FROM v1_ids WHERE old = skips.request_id) WHERE request_id IN (SELECT old FROM v1_ids);
+UPDATE shadow_comparisons SET request_id = (SELECT new FROM v1_ids WHERE old = shadow_comparisons.request_id) WHERE request_id IN (SELECT old FROM v1_ids);
+UPDATE jobs SET id = (SELECT new FROM v1_ids WHERE old = jobs.id) WHERE id IN (SELECT old FROM v1_ids);
+DROP TABLE v1_ids;
+`},
+	{6, "budgets: token and money reservations", `
+-- Each reservation carries the call's estimate (tokens, output tokens, USD)
+-- taken before the call and, once settled, its real output tokens and cost
+-- (tokens already holds the real input+output). Open reservations count
+-- their estimate toward a limit, settled ones their real use.
+ALTER TABLE cap_reservations ADD COLUMN est_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cap_reservations ADD COLUMN est_output INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cap_reservations ADD COLUMN est_usd REAL NOT NULL DEFAULT 0;
+ALTER TABLE cap_reservations ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cap_reservations ADD COLUMN usd REAL NOT NULL DEFAULT 0;
+CREATE INDEX cap_reservations_ts ON cap_reservations (ts);
+`},
 }
 
 // SchemaVersion is the newest schema this binary knows.

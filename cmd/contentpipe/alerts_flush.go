@@ -85,6 +85,7 @@ func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *teleme
 // recorded calls, skips and jobs), budget and review_queue.
 func (a *app) evaluateRules(ctx context.Context, cfg *config.Config, store *telemetry.Store, links []*chain.Link, now time.Time) {
 	r := alerts.Rules{Store: store, Notifier: alerts.NewOutbox(store, a.stderr), Console: a.stderr, Caps: capLimits(links, now),
+		Spend:        spendChecks(cfg, links, now),
 		BudgetWarnAt: cfg.Alerts.BudgetWarnAt, ProviderDownAfter: cfg.Alerts.ProviderDownAfter}
 	if err := r.Evaluate(context.WithoutCancel(ctx), now); err != nil {
 		a.log.Warn("alert rules", "err", err)
@@ -102,11 +103,36 @@ func capLimits(links []*chain.Link, now time.Time) []alerts.CapLimit {
 	return out
 }
 
+// spendChecks lists the token and money limits of the links and the chain
+// with the start of their current period (link: its cap day; chain: the
+// UTC day and month).
+func spendChecks(cfg *config.Config, links []*chain.Link, now time.Time) []alerts.SpendCheck {
+	var out []alerts.SpendCheck
+	for _, l := range links {
+		day := l.CapReset.DayStart(now)
+		if l.DailyTokens > 0 {
+			out = append(out, alerts.SpendCheck{Limit: chain.LimitTokens, Provider: l.Name, From: day, Max: float64(l.DailyTokens)})
+		}
+		if l.DailyBudgetUSD > 0 {
+			out = append(out, alerts.SpendCheck{Limit: chain.LimitLinkUSD, Provider: l.Name, From: day, Max: l.DailyBudgetUSD})
+		}
+	}
+	y, m, d := now.UTC().Date()
+	if cfg.Budget.DailyUSD > 0 {
+		out = append(out, alerts.SpendCheck{Limit: chain.LimitChainDay, From: time.Date(y, m, d, 0, 0, 0, 0, time.UTC), Max: cfg.Budget.DailyUSD})
+	}
+	if cfg.Budget.MonthlyUSD > 0 {
+		out = append(out, alerts.SpendCheck{Limit: chain.LimitChainMonth, From: time.Date(y, m, 1, 0, 0, 0, 0, time.UTC), Max: cfg.Budget.MonthlyUSD})
+	}
+	return out
+}
+
 // afterRun is the tail of every publishing run: the alert rules, the
 // metrics file, then the outbox flush.
-func (a *app) afterRun(ctx context.Context, cfg *config.Config, store *telemetry.Store, ch *chain.Chain, opts runOptions, start time.Time, sum chain.Summary) {
-	now := time.Now()
+func (a *app) afterRun(ctx context.Context, cfg *config.Config, store *telemetry.Store, ch *chain.Chain, opts runOptions, start time.Time, sum chain.Summary, topics []config.Topic) {
+	now := ch.Clock.Now()
 	a.evaluateRules(ctx, cfg, store, ch.Links, now)
+	a.backlogAlert(ctx, cfg, store, topics, now)
 	if opts.metricsFile != "" {
 		if err := writeMetrics(opts.metricsFile, runMetrics(context.WithoutCancel(ctx), store, ch.Links, sum, start, now)); err != nil {
 			a.log.Warn("metrics file", "path", opts.metricsFile, "err", err)

@@ -149,26 +149,33 @@ FROM calls WHERE ts >= date('now', '-7 days') GROUP BY provider ORDER BY usd DES
 		t.Fatalf("a refused write changed calls: %d → %d", before, after)
 	}
 
-	// A second run right after publishes nothing.
+	// The demo backlog is longer than one run: a second run right after
+	// publishes the next 4 topics (posts_per_day 8) and leaves the first
+	// four alone; a third finds the day's ceiling reached and calls nobody.
 	stamp := map[string][]byte{}
 	for _, f := range files {
 		stamp[f], _ = os.ReadFile(f)
 	}
 	r2 := run(t, dir, nil, "run", "--demo")
-	if r2.code != 0 || !strings.Contains(r2.stdout, "0 published") {
+	if r2.code != 0 || !strings.Contains(r2.stdout, "4 published") {
 		t.Fatalf("second run exit %d:\n%s\n%s", r2.code, r2.stdout, r2.stderr)
 	}
 	files2, _ := filepath.Glob(filepath.Join(dir, "out", "*", "*.md"))
-	if len(files2) != 4 {
-		t.Fatalf("second run: %d files", len(files2))
+	if len(files2) != 8 {
+		t.Fatalf("second run: %d files, want 8", len(files2))
 	}
 	for f, b := range stamp {
 		if now, _ := os.ReadFile(f); !bytes.Equal(now, b) {
 			t.Errorf("%s rewritten by the second run", f)
 		}
 	}
+	before = count(t, db, `SELECT COUNT(*) FROM calls`)
+	r3 := run(t, dir, nil, "run", "--demo")
+	if r3.code != 0 || !strings.Contains(r3.stdout, "0 published") || !strings.Contains(r3.stdout, "posts_per_day reached") {
+		t.Fatalf("third run exit %d:\n%s\n%s", r3.code, r3.stdout, r3.stderr)
+	}
 	if n := count(t, db, `SELECT COUNT(*) FROM calls`); n != before {
-		t.Errorf("second run made %d calls", n-before)
+		t.Errorf("third run made %d calls", n-before)
 	}
 }
 

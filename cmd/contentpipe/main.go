@@ -125,6 +125,7 @@ func (a *app) commands() []*cobra.Command {
 		a.simulateCmd(),
 		a.configCmd(),
 		a.promptsCmd(),
+		a.topicsCmd(),
 		a.alertsCmd(),
 		a.versionCmd(),
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,6 +65,7 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, daysGi
 	var (
 		d       telemetry.ReportData
 		pending int
+		spend   strings.Builder // budgets, cost per article, estimate error
 	)
 	store, err := telemetry.OpenReadOnly(cfg.Database)
 	switch {
@@ -71,6 +73,9 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, daysGi
 		d, err = store.Report(ctx, since, now, firstLink)
 		if err == nil {
 			pending, err = store.PendingAlerts(ctx)
+		}
+		if err == nil {
+			err = writeSpend(ctx, &spend, cfg, store, since, now)
 		}
 		store.Close()
 		if err != nil {
@@ -86,6 +91,7 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, daysGi
 	rep := alerts.NewReport(d)
 	text := rep.Text()
 	fmt.Fprint(a.stdout, text)
+	fmt.Fprint(a.stdout, spend.String())
 	copt := alerts.ChartOptions{FullWindow: daysGiven, Threshold: cfg.Quality.Threshold}
 	if chart != "" {
 		png, err := alerts.Chart(rep.Data, copt)

@@ -293,8 +293,8 @@ func (a *app) reviewJob(cfg *config.Config, rec chain.JobRecord) chain.Job {
 		return j
 	}
 	for _, tj := range jobsFor(cfg, topics, rec.Slot) {
-		if tj.ID == rec.ID {
-			tj.Title, tj.Category = j.Title, j.Category
+		if tj.Topic == rec.Topic {
+			tj.ID, tj.Title, tj.Category = rec.ID, j.Title, j.Category
 			return tj
 		}
 	}

@@ -49,13 +49,23 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	defer store.Close()
 	defer proc.Close()
 	a.logConfigWarnings(ctx, cfg, store, opts.demo)
+	clock, err := a.clock()
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
 	ch, err := buildChain(ctx, cfg, store)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	slot := time.Now().UTC().Format("2006-01-02")
-	jobs := jobsFor(cfg, l.topics, slot)
-	total := min(cfg.Job.PostsPerRun, len(jobs))
+	ch.Clock = clock
+	now := clock.Now()
+	slot := now.UTC().Format(time.DateOnly)
+	plan, err := planBacklog(ctx, cfg, store, l.topics, now)
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	jobs := chain.DueJobs(plan.entries)
+	total := min(plan.limit, len(jobs))
 	prog := newProgress(a.stdout, total)
 	defer prog.close()
 	ch.Progress = prog.event
@@ -69,6 +79,9 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 		Owner:     proc.Owner,
 		Alive:     store.Alive,
 		Parallel:  cfg.Job.Parallel,
+		// The ceiling is held in each claim too: concurrent runs never
+		// together pass it.
+		PostsPerDay: cfg.Job.PostsPerDay,
 	}
 	if cfg.RetentionDays > 0 {
 		if n, err := store.PurgeOutputs(ctx, time.Now().AddDate(0, 0, -cfg.RetentionDays)); err != nil {
@@ -78,7 +91,7 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 		}
 	}
 	runStart := time.Now()
-	sum := r.Run(ctx, jobs, cfg.Job.PostsPerRun)
+	sum := r.Run(ctx, jobs, plan.limit)
 	// Shadow answers still in flight are recorded before the store closes;
 	// each is bounded by the job deadline; on SIGTERM they are cancelled at once.
 	shadowWait := cfg.Job.Deadline
@@ -89,12 +102,12 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 		a.log.Warn("shadow calls abandoned at exit", "count", n)
 	}
 	prog.close()
-	a.printSummary(cfg, slot, sum)
+	a.printSummary(cfg, slot, sum, plan)
 	if ctx.Err() != nil && sum.Unstarted > 0 {
 		// SIGTERM/SIGINT: the job in flight finished; the rest stays due.
 		fmt.Fprintf(a.stdout, "stopped by a signal: the job in flight finished; %d due topics not reached stay due for the next run\n", sum.Unstarted)
 	}
-	a.afterRun(ctx, cfg, store, ch, opts, runStart, sum) // alert rules, --metrics-file, outbox flush
+	a.afterRun(ctx, cfg, store, ch, opts, runStart, sum, l.topics) // alert rules, --metrics-file, outbox flush
 	switch {
 	case sum.Halt != nil:
 		return exitWith(exitHalted, fmt.Errorf("halted: %s refused our credentials; fix the key named by api_key_env and rerun", sum.Halt.Provider))
@@ -105,7 +118,7 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 }
 
 // printSummary writes the human summary of a run on stdout.
-func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary) {
+func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary, plan backlogPlan) {
 	w := a.stdout
 	fmt.Fprintf(w, "\nrun for slot %s: %d published, %d review, %d deferred", slot, sum.Published, sum.Review, sum.Deferred)
 	if sum.Halted > 0 {
@@ -122,7 +135,7 @@ func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary) {
 		if sum.Active > 0 {
 			fmt.Fprintln(w, "another run is active; nothing to do")
 		} else {
-			fmt.Fprintln(w, "nothing due: every topic is already published for this slot")
+			a.printNothingDue(cfg, plan, sum.DayFull)
 		}
 	}
 	for _, r := range sum.Reports {
@@ -150,7 +163,25 @@ func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary) {
 			}
 		}
 	}
+	if len(sum.Reports) > 0 && sum.DayFull {
+		fmt.Fprintf(w, "posts_per_day %d reached with the jobs of other runs: the other due topics wait for tomorrow (UTC)\n", cfg.Job.PostsPerDay)
+	}
 	if len(sum.Reports) > 0 {
 		fmt.Fprintf(w, "every attempt is in %s: contentpipe sql \"SELECT provider, outcome, COUNT(*) FROM calls GROUP BY 1, 2\"\n", cfg.Database)
 	}
+}
+
+// printNothingDue says why a run took no job: the day's ceiling, or an
+// empty backlog.
+func (a *app) printNothingDue(cfg *config.Config, plan backlogPlan, dayFull bool) {
+	w := a.stdout
+	if dayFull && plan.limit > 0 {
+		fmt.Fprintf(w, "nothing taken: posts_per_day reached (%d published today and the jobs other runs are writing, ceiling %d); the next topics are due tomorrow (UTC)\n", plan.publishedToday, cfg.Job.PostsPerDay)
+		return
+	}
+	if plan.limit == 0 && cfg.Job.PostsPerDay > 0 {
+		fmt.Fprintf(w, "nothing taken: posts_per_day reached (%d published today, ceiling %d); the next topics are due tomorrow (UTC)\n", plan.publishedToday, cfg.Job.PostsPerDay)
+		return
+	}
+	fmt.Fprintln(w, "nothing due: every topic of the backlog is published, in review or scheduled for later (see contentpipe topics)")
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"bytes"
 	"context"
 	"errors"
@@ -196,6 +198,7 @@ func buildLink(ctx context.Context, l config.Link) (*chain.Link, error) {
 	to := chain.Timeouts(l.Timeouts)
 	cl := &chain.Link{
 		Name: l.Name, Model: l.Model, Infra: l.Infra, DailyCap: l.DailyCap, CapReset: reset,
+		DailyTokens: l.DailyTokens, DailyBudgetUSD: l.DailyBudgetUSD,
 		Price:     chain.Price{InputPerMTok: l.Price.InputPerMTok, OutputPerMTok: l.Price.OutputPerMTok},
 		MaxTokens: l.MaxTokens, Stream: l.Stream, Prompt: l.Prompt,
 	}
@@ -239,6 +242,7 @@ func buildChain(ctx context.Context, cfg *config.Config, store *telemetry.Store)
 		Deadline: cfg.Job.Deadline,
 		Store:    store,
 		Secrets:  secrets(cfg),
+		Budget:   chain.Budget{DailyUSD: cfg.Budget.DailyUSD, MonthlyUSD: cfg.Budget.MonthlyUSD},
 		Gate:     gate,
 		Clock:    chain.RealClock{},
 		Schema:   schema,
@@ -290,10 +294,23 @@ func buildPublisher(cfg *config.Config) chain.Publisher {
 	return &publish.Markdown{Dir: cfg.Publish.Dir}
 }
 
-// jobsFor turns topics into the jobs of one slot.
+// jobsFor turns topics into the jobs of one slot (ids as the simulator
+// wants them: the topic id; it derives its own per slot).
 func jobsFor(cfg *config.Config, topics []config.Topic, slot string) []chain.Job {
-	jobs := make([]chain.Job, 0, len(topics))
-	for _, t := range topics {
+	bt := backlogTopics(cfg, topics)
+	jobs := make([]chain.Job, 0, len(bt))
+	for _, t := range bt {
+		t.Job.Slot = slot
+		jobs = append(jobs, t.Job)
+	}
+	return jobs
+}
+
+// backlogTopics turns topics into the backlog's entries, with the job
+// defaults (language, target words) filled in.
+func backlogTopics(cfg *config.Config, topics []config.Topic) []chain.BacklogTopic {
+	out := make([]chain.BacklogTopic, 0, len(topics))
+	for i, t := range topics {
 		lang, words := t.Language, t.TargetWords
 		if lang == "" {
 			lang = cfg.Job.Language
@@ -301,10 +318,17 @@ func jobsFor(cfg *config.Config, topics []config.Topic, slot string) []chain.Job
 		if words == 0 {
 			words = cfg.Job.TargetWords
 		}
-		jobs = append(jobs, chain.Job{ID: chain.JobID(t.ID, slot), Topic: t.ID, Slot: slot, Title: t.Title,
-			Category: t.Category, Language: lang, Keywords: t.Keywords, TargetWords: words})
+		var notBefore time.Time
+		if t.NotBefore != "" {
+			notBefore, _ = time.Parse(time.DateOnly, t.NotBefore) // validated by the loader
+		}
+		out = append(out, chain.BacklogTopic{
+			Job: chain.Job{ID: t.ID, Topic: t.ID, Title: t.Title, Category: t.Category, Language: lang,
+				Keywords: t.Keywords, TargetWords: words},
+			Priority: t.Priority, NotBefore: notBefore, Repeat: chain.Repeat(t.Repeat), Index: i,
+		})
 	}
-	return jobs
+	return out
 }
 
 // breakerSettings maps `retry.circuit` onto the chain's breaker.

@@ -153,6 +153,9 @@ func (p *loader) alerts(r rawAlerts) {
 		"alerts.budget_warn_at: %g is outside (0, 1]", a.BudgetWarnAt)
 	setDuration(&a.ProviderDownAfter, r.ProviderDownAfter)
 	p.check(a.ProviderDownAfter > 0, "alerts.provider_down_after", "give a duration, e.g. provider_down_after: 1h", "alerts.provider_down_after: must be longer than 0")
+	set(&a.BacklogLowDays, r.BacklogLowDays)
+	p.check(a.BacklogLowDays >= 0, "alerts.backlog_low_days", "give a number of days, e.g. backlog_low_days: 3, or 0 for no alert",
+		"alerts.backlog_low_days: %g is negative", a.BacklogLowDays)
 }
 
 // telegram resolves the bot token and chat id; without both, alerts go to

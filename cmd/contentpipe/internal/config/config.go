@@ -44,11 +44,22 @@ type Config struct {
 	Alerts   Alerts
 	Schedule Schedule
 	Health   Health
+	Budget   Budget
 
 	// Warnings are non-fatal findings, each "file:line: text", to be logged
 	// once: adjacent links sharing one infra, Telegram disabled, ignored keys.
 	Warnings []string
 }
+
+// Budget is the chain-wide money limit: every call counts (job, shadow,
+// health). Days and months are UTC; 0 means none.
+type Budget struct {
+	DailyUSD   float64
+	MonthlyUSD float64
+}
+
+// Set reports whether a money limit is configured.
+func (b Budget) Set() bool { return b.DailyUSD > 0 || b.MonthlyUSD > 0 }
 
 // Publish is the publishing target.
 type Publish struct {
@@ -62,6 +73,7 @@ type Publish struct {
 // Job holds the per-run and per-job limits.
 type Job struct {
 	PostsPerRun int           // default 4
+	PostsPerDay int           // ceiling of publications per UTC day across runs; 0 (default) = none
 	Deadline    time.Duration // whole budget of one job; default 15m
 	Language    string        // default "en"
 	TargetWords int           // default 1500
@@ -78,11 +90,19 @@ type Link struct {
 	BaseURL   string // required for kind openai; optional for gemini
 	Infra     string // failure domain, for the adjacency warning
 	DailyCap  int    // our requests/day limit; 0 = none
-	RPM       int    // requests per minute pacing; 0 = none
-	TPM       int    // tokens per minute pacing; 0 = none
-	CapReset  string // "HH:MM Zone" the provider's day starts; default "00:00 UTC"
-	Price     Price
-	Timeouts  Timeouts
+	// DailyTokens is our input+output tokens/day limit; 0 = none.
+	DailyTokens int
+	// DailyBudgetUSD is our USD/day limit (estimated before each call,
+	// settled with the real cost); 0 = none.
+	DailyBudgetUSD float64
+	// PriceKnown is true when Price came from the link's price: or the
+	// built-in table (see PricesAsOf); false means the price is unknown.
+	PriceKnown bool
+	RPM        int    // requests per minute pacing; 0 = none
+	TPM        int    // tokens per minute pacing; 0 = none
+	CapReset   string // "HH:MM Zone" the provider's day starts; default "00:00 UTC"
+	Price      Price
+	Timeouts   Timeouts
 	// JSONMode is how an openai-kind link asks for JSON: "json_schema",
 	// "json_object" (default) or "" (prompt only; config value "none").
 	// Always "" for kind gemini, which uses responseJsonSchema.
@@ -179,6 +199,7 @@ type Alerts struct {
 	Telegram          Telegram
 	BudgetWarnAt      float64       // (0,1]; default 0.8
 	ProviderDownAfter time.Duration // default 1h
+	BacklogLowDays    float64       // warn when the backlog lasts fewer days; default 3, 0 = never
 }
 
 // Telegram is the Telegram notifier. It is enabled only when both
@@ -261,6 +282,7 @@ func Default(dir string) *Config {
 		Alerts: Alerts{
 			Telegram:          Telegram{TokenEnv: "TELEGRAM_BOT_TOKEN", ChatIDEnv: "TELEGRAM_CHAT_ID"},
 			BudgetWarnAt:      0.8,
+			BacklogLowDays:    3,
 			ProviderDownAfter: time.Hour,
 		},
 		Schedule: Schedule{Run: "0 6,10,14,18 * * *", Health: "0 5 * * 1", Report: "0 9 * * 1"},

@@ -255,16 +255,17 @@ func TestSpecExample(t *testing.T) {
 	want := []Link{
 		{Name: "gemini", Kind: "gemini", Model: "gemini-flash-latest", APIKeyEnv: "GEMINI_API_KEY", APIKey: fakeGeminiKey,
 			Infra: "google", DailyCap: 200, CapReset: "00:00 America/Los_Angeles",
-			Price: Price{InputPerMTok: 0.30, OutputPerMTok: 2.50}, Timeouts: deftimeouts, Stream: true, MaxTokens: 8192},
+			Price: Price{InputPerMTok: 0.30, OutputPerMTok: 2.50}, PriceKnown: true, Timeouts: deftimeouts, Stream: true, MaxTokens: 8192},
+		// The other prices come from the built-in table (prices.go).
 		{Name: "groq", Kind: "openai", Model: "llama-3.3-70b-versatile", APIKeyEnv: "GROQ_API_KEY", APIKey: fakeGroqKey,
 			BaseURL: "https://api.groq.com/openai/v1", Infra: "groq-lpu", DailyCap: 600, CapReset: "00:00 UTC",
-			Timeouts: deftimeouts, JSONMode: "json_object", Stream: true, MaxTokens: 8192},
+			Price: Price{InputPerMTok: 0.59, OutputPerMTok: 0.79}, PriceKnown: true, Timeouts: deftimeouts, JSONMode: "json_object", Stream: true, MaxTokens: 8192},
 		{Name: "cerebras", Kind: "openai", Model: "gpt-oss-120b", APIKeyEnv: "CEREBRAS_API_KEY", APIKey: fakeOtherKey,
 			BaseURL: "https://api.cerebras.ai/v1", Infra: "cerebras-wse", DailyCap: 1000, CapReset: "00:00 UTC",
-			Timeouts: deftimeouts, JSONMode: "json_object", Stream: true, MaxTokens: 8192},
+			Price: Price{InputPerMTok: 0.35, OutputPerMTok: 0.75}, PriceKnown: true, Timeouts: deftimeouts, JSONMode: "json_object", Stream: true, MaxTokens: 8192},
 		{Name: "openrouter", Kind: "openai", Model: "meta-llama/llama-3.3-70b-instruct", APIKeyEnv: "OPENROUTER_API_KEY", APIKey: fakeOtherKey,
 			BaseURL: "https://openrouter.ai/api/v1", Infra: "broker", CapReset: "00:00 UTC",
-			Timeouts: deftimeouts, JSONMode: "json_object", Stream: true, MaxTokens: 8192},
+			Price: Price{InputPerMTok: 0.12, OutputPerMTok: 0.30}, PriceKnown: true, Timeouts: deftimeouts, JSONMode: "json_object", Stream: true, MaxTokens: 8192},
 	}
 	if !reflect.DeepEqual(cfg.Chain, want) {
 		t.Errorf("Chain differs:\n got %v\nwant %v", detail(cfg.Chain), detail(want))

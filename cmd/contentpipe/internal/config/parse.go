@@ -126,6 +126,7 @@ func (l Loader) parse(path string, data []byte) (*Config, Errors) {
 	p.alerts(r.Alerts)
 	p.schedule(r.Schedule)
 	p.health(r.Health)
+	p.budget(r.Budget)
 	return cfg, t.errs
 }
 
@@ -194,6 +195,8 @@ func (p *loader) job(r rawJob) {
 	j := &p.cfg.Job
 	setInt(&j.PostsPerRun, r.PostsPerRun)
 	p.positive("job.posts_per_run", j.PostsPerRun)
+	setInt(&j.PostsPerDay, r.PostsPerDay)
+	p.nonNegative("job.posts_per_day", j.PostsPerDay)
 	setDuration(&j.Deadline, r.Deadline)
 	p.check(j.Deadline > 0, "job.deadline", "give the whole budget of one job, e.g. deadline: 15m", "job.deadline: must be longer than 0")
 	set(&j.Language, r.Language)
@@ -298,6 +301,14 @@ func (p *loader) link(r rawLink, path string, seen map[string]int) (Link, linkPo
 			"%s: bad %v", where, err)
 		l.CapReset = norm
 	}
+	setInt(&l.DailyTokens, r.DailyTok)
+	p.nonNegative(path+".daily_tokens", l.DailyTokens)
+	set(&l.DailyBudgetUSD, r.DailyUSD)
+	p.check(l.DailyBudgetUSD >= 0, path+".daily_budget_usd", "use 0 (none) or a positive amount in USD", "%s: daily_budget_usd must not be negative", where)
+	l.Price, l.PriceKnown = builtinPrice(l.Model)
+	if r.Price.InputPerMTok != nil || r.Price.OutputPerMTok != nil {
+		l.PriceKnown = true
+	}
 	set(&l.Price.InputPerMTok, r.Price.InputPerMTok)
 	set(&l.Price.OutputPerMTok, r.Price.OutputPerMTok)
 	for _, pr := range []struct {
@@ -374,4 +385,32 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// budget reads the chain-wide money limits and checks that every link has
+// a known price when any money limit is set (an unknown price would make
+// its spend invisible to the budget).
+func (p *loader) budget(r rawBudget) {
+	b := &p.cfg.Budget
+	set(&b.DailyUSD, r.DailyUSD)
+	set(&b.MonthlyUSD, r.MonthlyUSD)
+	for _, k := range []struct {
+		key string
+		v   float64
+	}{{"budget.daily_usd", b.DailyUSD}, {"budget.monthly_usd", b.MonthlyUSD}} {
+		p.check(k.v >= 0, k.key, "use 0 (none) or a positive amount in USD", "%s: must not be negative", k.key)
+	}
+	for _, g := range []struct {
+		kind  string
+		links []Link
+	}{{"chain", p.cfg.Chain}, {"candidates", p.cfg.Candidates}} {
+		for i, l := range g.links {
+			if l.PriceKnown || (!b.Set() && l.DailyBudgetUSD == 0) {
+				continue
+			}
+			path := fmt.Sprintf("%s[%d]", g.kind, i)
+			p.check(false, path+".model", "add price: {input_per_mtok: …, output_per_mtok: …} to this link (USD per million tokens from the provider's price list), or remove the money budget",
+				"%s: no known price for model %q while a money budget is set (the built-in table of %s does not list it)", nameOf(path, l.Name), l.Model, PricesAsOf)
+		}
+	}
 }

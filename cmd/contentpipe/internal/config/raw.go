@@ -31,6 +31,12 @@ type rawConfig struct {
 	Alerts        rawAlerts    `yaml:"alerts"`
 	Schedule      rawSchedule  `yaml:"schedule"`
 	Health        rawHealth    `yaml:"health"`
+	Budget        rawBudget    `yaml:"budget"`
+}
+
+type rawBudget struct {
+	DailyUSD   *float64 `yaml:"daily_usd"`
+	MonthlyUSD *float64 `yaml:"monthly_usd"`
 }
 
 type rawPublish struct {
@@ -42,6 +48,7 @@ type rawPublish struct {
 
 type rawJob struct {
 	PostsPerRun *wholeNumber `yaml:"posts_per_run"`
+	PostsPerDay *wholeNumber `yaml:"posts_per_day"`
 	Deadline    *duration    `yaml:"deadline"`
 	Language    *string      `yaml:"language"`
 	TargetWords *wholeNumber `yaml:"target_words"`
@@ -56,6 +63,8 @@ type rawLink struct {
 	BaseURL   *string      `yaml:"base_url"`
 	Infra     *string      `yaml:"infra"`
 	DailyCap  *wholeNumber `yaml:"daily_cap"`
+	DailyTok  *wholeNumber `yaml:"daily_tokens"`
+	DailyUSD  *float64     `yaml:"daily_budget_usd"`
 	Prompt    *string      `yaml:"prompt"`
 	RPM       *wholeNumber `yaml:"rpm"`
 	TPM       *wholeNumber `yaml:"tpm"`
@@ -127,6 +136,7 @@ type rawAlerts struct {
 	} `yaml:"telegram"`
 	BudgetWarnAt      *float64  `yaml:"budget_warn_at"`
 	ProviderDownAfter *duration `yaml:"provider_down_after"`
+	BacklogLowDays    *float64  `yaml:"backlog_low_days"`
 }
 
 type rawSchedule struct {
@@ -142,6 +152,9 @@ type rawTopic struct {
 	Keywords    []string     `yaml:"keywords"`
 	Language    *string      `yaml:"language"`
 	TargetWords *wholeNumber `yaml:"target_words"`
+	Priority    *int         `yaml:"priority"`
+	NotBefore   *string      `yaml:"not_before"`
+	Repeat      *string      `yaml:"repeat"`
 }
 
 // valueError is a value of the right YAML shape that a field type refuses

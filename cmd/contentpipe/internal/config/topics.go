@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 )
@@ -18,7 +19,17 @@ type Topic struct {
 	Keywords    []string // optional
 	Language    string   // "" = job.language
 	TargetWords int      // 0 = job.target_words
+	Priority    int      // higher first; default 0
+	NotBefore   string   // UTC date YYYY-MM-DD before which it is not due; "" = none
+	Repeat      string   // "", "daily", "weekly" or "monthly"
 }
+
+// The values of a topic's repeat key.
+const (
+	RepeatDaily   = "daily"
+	RepeatWeekly  = "weekly"
+	RepeatMonthly = "monthly"
+)
 
 // LoadTopics is Loader{}.LoadTopics.
 func LoadTopics(path string) ([]Topic, error) { return Loader{}.LoadTopics(path) }
@@ -106,6 +117,18 @@ func (p *loader) topic(r rawTopic, path string, seen map[string]int) Topic {
 	if r.TargetWords != nil {
 		t.TargetWords = int(*r.TargetWords)
 		p.positive(path+".target_words", t.TargetWords)
+	}
+	set(&t.Priority, r.Priority)
+	if r.NotBefore != nil {
+		t.NotBefore = strings.TrimSpace(*r.NotBefore)
+		_, err := time.Parse(time.DateOnly, t.NotBefore)
+		p.check(err == nil, path+".not_before", "give a UTC date, e.g. not_before: 2026-12-05", "%s: not_before %q is not a date YYYY-MM-DD", where, t.NotBefore)
+	}
+	set(&t.Repeat, r.Repeat)
+	switch t.Repeat {
+	case "", RepeatDaily, RepeatWeekly, RepeatMonthly:
+	default:
+		p.check(false, path+".repeat", "use repeat: daily, weekly or monthly, or remove it for a topic published once", "%s: unknown repeat %q", where, t.Repeat)
 	}
 	return t
 }

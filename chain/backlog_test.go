@@ -1,0 +1,98 @@
+package chain
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestRepeatPeriod(t *testing.T) {
+	day := time.Date(2026, 12, 1, 23, 30, 0, 0, time.UTC)
+	for _, c := range []struct {
+		r    Repeat
+		want string
+	}{{RepeatNone, "x"}, {RepeatDaily, "x/2026-12-01"}, {RepeatWeekly, "x/2026-W49"}, {RepeatMonthly, "x/2026-12"}} {
+		if got := BacklogJobID("x", c.r, day); got != c.want {
+			t.Errorf("%q: got %q, want %q", c.r, got, c.want)
+		}
+	}
+	// ISO weeks: 2027-01-01 is a Friday of 2026-W53.
+	if got := RepeatWeekly.Period(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)); got != "2026-W53" {
+		t.Errorf("iso week: %s", got)
+	}
+}
+
+func bt(id string, idx, prio int, notBefore string, r Repeat) BacklogTopic {
+	var nb time.Time
+	if notBefore != "" {
+		nb, _ = time.Parse(time.DateOnly, notBefore)
+	}
+	return BacklogTopic{Job: Job{ID: id, Topic: id}, Priority: prio, NotBefore: nb, Repeat: r, Index: idx}
+}
+
+func ids(plan []BacklogEntry) []string {
+	var out []string
+	for _, e := range plan {
+		out = append(out, e.Topic.Job.ID+":"+string(e.State))
+	}
+	return out
+}
+
+func TestPlanOrder(t *testing.T) {
+	now := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
+	topics := []BacklogTopic{
+		bt("first", 0, 0, "", RepeatNone),
+		bt("done", 1, 5, "", RepeatNone),
+		bt("later", 2, 9, "2026-12-05", RepeatNone),
+		bt("urgent", 3, 3, "", RepeatNone),
+		bt("tried", 4, 3, "", RepeatNone),
+		bt("yesterday", 5, 0, "", RepeatNone),
+		bt("daily", 6, 0, "", RepeatDaily),
+		bt("early", 7, 0, "2026-11-01", RepeatNone),
+	}
+	jobs := map[string]JobRecord{
+		"done":             {ID: "done", Status: JobPublished, PublishedAt: now.Add(-48 * time.Hour)},
+		"tried":            {ID: "tried", Status: JobDeferred, UpdatedAt: now.Add(-time.Hour), Deferrals: 2},
+		"yesterday":        {ID: "yesterday", Status: JobDeferred, UpdatedAt: now.Add(-20 * time.Hour)},
+		"daily/2026-11-30": {ID: "daily/2026-11-30", Status: JobPublished},
+	}
+	got := ids(Plan(topics, jobs, now))
+	// No not_before sorts as the earliest: "first" before "early".
+	want := []string{"urgent:due", "first:due", "yesterday:deferred", "daily/2026-12-01:due", "early:due",
+		"tried:deferred", "later:scheduled", "done:published"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("order:\n got %v\nwant %v", got, want)
+		}
+	}
+	r := BacklogRunway(Plan(topics, jobs, now), 4)
+	if r.Left != 6 || r.Repeats != 1 || r.Days != 1.5 {
+		t.Errorf("runway: %+v", r)
+	}
+	if r := BacklogRunway(nil, 0); r.Days != 0 {
+		t.Errorf("empty runway: %+v", r)
+	}
+	if r := BacklogRunway(Plan(topics[:1], nil, now), 0); !math.IsInf(r.Days, 1) {
+		t.Errorf("no rate: %+v", r)
+	}
+}
+
+func TestDayLimit(t *testing.T) {
+	for _, c := range []struct{ run, day, done, want int }{{4, 0, 100, 4}, {4, 8, 0, 4}, {4, 8, 6, 2}, {4, 8, 8, 0}, {4, 8, 9, 0}} {
+		if got := DayLimit(c.run, c.day, c.done); got != c.want {
+			t.Errorf("DayLimit(%d, %d, %d) = %d, want %d", c.run, c.day, c.done, got, c.want)
+		}
+	}
+	now := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
+	jobs := map[string]JobRecord{
+		"a": {Status: JobPublished, PublishedAt: now.Add(-time.Hour)},
+		"b": {Status: JobPublished, PublishedAt: now.Add(-15 * time.Hour)},
+		"c": {Status: JobReview, PublishedAt: now},
+	}
+	if n := PublishedOn(jobs, now); n != 1 {
+		t.Errorf("PublishedOn = %d, want 1", n)
+	}
+}

@@ -1,0 +1,147 @@
+package telemetry
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+// TestReserveSpendConcurrentBudget: eight stores on one file race for a
+// chain daily budget that fits exactly five estimates; five are granted,
+// the rest refused as budget.daily_usd.
+func TestReserveSpendConcurrentBudget(t *testing.T) {
+	_, path := openTemp(t)
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	price := chain.Price{InputPerMTok: 1, OutputPerMTok: 2}
+	req := chain.SpendRequest{Provider: "openrouter", DayStart: utcMidnight(now), Now: now,
+		ChainDayStart: utcMidnight(now), ChainMonthStart: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		InputTokens: 1000, MaxOutput: 2000, Price: price}
+	est := price.Cost(1000, 2000) // 0.005
+	req.ChainDailyUSD = 5*est + est/2
+	var (
+		mu      sync.Mutex
+		granted int
+		refused = map[chain.SpendLimit]int{}
+		wg      sync.WaitGroup
+	)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := Open(path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer s.Close()
+			g, err := s.ReserveSpend(context.Background(), req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if g.Refused == "" {
+				granted++
+			} else {
+				refused[g.Refused]++
+			}
+		}()
+	}
+	wg.Wait()
+	if granted != 5 || refused[chain.LimitChainDay] != 3 {
+		t.Fatalf("granted %d, refused %v; want 5 granted, 3 refused by budget.daily_usd", granted, refused)
+	}
+}
+
+// TestReserveSpendSettleAndEstimate: settling replaces the estimate by the
+// real use (room comes back when the call was cheaper), a call given back
+// counts nothing, the next estimate is the median of recent outputs, and
+// the link's token limit refuses with reason tokens.
+func TestReserveSpendSettleAndEstimate(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	price := chain.Price{InputPerMTok: 1, OutputPerMTok: 1}
+	req := chain.SpendRequest{Provider: "groq", DayStart: utcMidnight(now), Now: now, InputTokens: 100, MaxOutput: 900,
+		DailyTokens: 2500, DailyUSD: 1, Price: price}
+	g1, err := s.ReserveSpend(ctx, req)
+	if err != nil || g1.Refused != "" || g1.EstTokens != 1000 || math.Abs(g1.EstUSD-0.001) > 1e-12 {
+		t.Fatalf("first: %+v %v", g1, err)
+	}
+	g2, _ := s.ReserveSpend(ctx, req)
+	if g3, _ := s.ReserveSpend(ctx, req); g3.Refused != chain.LimitTokens || g3.Used != 2000 {
+		t.Fatalf("third should cross daily_tokens 2500 (2000 open + 1000): %+v", g3)
+	}
+	if err := s.SettleCap(ctx, g2.ID, false, 0); err != nil { // never sent
+		t.Fatal(err)
+	}
+	if err := settle(s, chain.CapSettlement{ID: g1.ID, Sent: true, Tokens: 400, OutputTokens: 300, CostUSD: 0.0004}); err != nil {
+		t.Fatal(err)
+	}
+	g4, err := s.ReserveSpend(ctx, req)
+	if err != nil || g4.Refused != "" || g4.EstTokens != 400 {
+		t.Fatalf("after settling: want granted with the median output 300 (+100 in), got %+v %v", g4, err)
+	}
+	req.DailyUSD = 0.0006 // 0.0004 settled + 0.0004 open (g4) already pass it: refused
+	if g5, _ := s.ReserveSpend(ctx, req); g5.Refused != chain.LimitLinkUSD {
+		t.Fatalf("want daily_budget_usd refusal, got %+v", g5)
+	}
+}
+
+func settle(s *Store, c chain.CapSettlement) error {
+	return s.RecordAttempt(context.Background(), chain.AttemptRecord{
+		Call: chain.Call{Provider: "groq", Model: "m", RequestID: "j", TS: time.Now(), Outcome: chain.OutcomeOK}, Cap: &c})
+}
+
+func utcMidnight(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// TestClaimJobWithinCeiling: with a ceiling of 2, one job published today
+// and one live claim of another owner fill the day; a job in publishing is
+// still claimed (reconciled); a stale claim (older than the lease) or a
+// publication of yesterday does not count.
+func TestClaimJobWithinCeiling(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	day := utcMidnight(now)
+	a := chain.Owner{Host: "h", PID: 1, Token: "a"}
+	b := chain.Owner{Host: "h", PID: 2, Token: "b"}
+	lease := 10 * time.Minute
+	claim := func(o chain.Owner, id string, at time.Time) (bool, chain.JobStatus) {
+		t.Helper()
+		ok, cur, err := s.ClaimJobWithin(ctx, chain.JobRecord{ID: id, Topic: id, Slot: "2026-12-01"}, o, nil, lease, at, day, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok, cur.Status
+	}
+	if ok, _ := claim(a, "old", now.Add(-20*time.Hour)); !ok { // yesterday's claim and publication
+		t.Fatal("old not claimed")
+	}
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "old", Status: chain.JobPublished, PublishedAt: now.Add(-20 * time.Hour)}, a, now.Add(-20*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := claim(a, "one", now); !ok {
+		t.Fatal("one not claimed")
+	}
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "one", Status: chain.JobPublished}, a, now); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := claim(b, "two", now); !ok {
+		t.Fatal("two not claimed: only one published today")
+	}
+	if ok, st := claim(a, "three", now.Add(time.Minute)); ok || st != chain.JobDayFull {
+		t.Fatalf("three: claimed %v status %s, want day_full (1 published + 1 live claim)", ok, st)
+	}
+	if ok, _ := claim(a, "three", now.Add(lease+2*time.Minute)); !ok {
+		t.Fatal("three not claimed after two's claim went stale")
+	}
+}
