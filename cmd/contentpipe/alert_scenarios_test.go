@@ -84,20 +84,7 @@ func alertWorld(t *testing.T, topics int, profiles map[sim.Flavor]sim.Profile) *
 func alertRows(t *testing.T, w *simWorld, rule string) []string {
 	t.Helper()
 	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
-	rows, err := db.Query("SELECT key || ' | ' || text FROM alerts WHERE rule = ? ORDER BY id", rule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	return out
+	return column(t, db, "SELECT key || ' | ' || text FROM alerts WHERE rule = ? ORDER BY id", rule)
 }
 
 func setAll(w *simWorld, p sim.Profile) {

@@ -88,6 +88,28 @@ func count(t *testing.T, db *sql.DB, q string, args ...any) int {
 	return n
 }
 
+// column runs a query of one text column and returns its values in order.
+func column(t *testing.T, db *sql.DB, q string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
 func TestDemoEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	r := run(t, dir, nil, "run", "--demo")

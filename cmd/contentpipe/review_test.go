@@ -14,20 +14,7 @@ import (
 func reviewIDs(t *testing.T, dir string) []string {
 	t.Helper()
 	db := openDB(t, filepath.Join(dir, "data", "pipeline.db"))
-	rows, err := db.Query(`SELECT id FROM jobs WHERE status = 'review' ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	return ids
+	return column(t, db, `SELECT id FROM jobs WHERE status = 'review' ORDER BY id`)
 }
 
 // A low-quality primary answer is rejected by the gate and the job is
