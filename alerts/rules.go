@@ -78,8 +78,8 @@ func BacklogLowAlert(r chain.Runway, lowDays float64, now time.Time) (chain.Aler
 	}
 	m := message{severity: SeverityWarning,
 		what:  fmt.Sprintf("The backlog is running low: %d topic(s) left, about %.1f day(s) at %d a day (warning under %g days).", r.Left, r.Days, r.PerDay, lowDays),
-		since: "this run", done: "Runs publish what is left, then find nothing due.",
-		run: "contentpipe topics (add topics to the topics file; the next run picks them up)"}
+		since: "this run", done: "Runs publish what is left, then find nothing due. Add topics to the topics file: the next run picks them up.",
+		run: "contentpipe topics"}
 	day := now.UTC().Format(time.DateOnly)
 	return chain.Alert{Key: string(RuleBacklogLow) + ":" + day, Rule: string(RuleBacklogLow), Severity: string(m.severity), Text: m.text()}, true
 }
