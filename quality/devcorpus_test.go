@@ -156,3 +156,46 @@ func TestDevCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestDevCorpusLanguageWindow pins the calibration of the language check's
+// first window (langWindow, lang.go) on the development corpus: on the
+// sections of the good articles it must name the article's language in at
+// least 98 % (the confirm windows catch the rest), and on the sections of
+// the wrong-language articles never name the requested language.
+func TestDevCorpusLanguageWindow(t *testing.T) {
+	id := newLangID()
+	var goodOK, goodN, wrongFlagged, wrongN int
+	for _, c := range loadDevCorpus(t) {
+		want := Language(normLang(c.Language))
+		an := new(analysis)
+		an.analyze(&c.Article)
+		for i, s := range c.Article.Sections {
+			if an.bodies[i].count < langMinWords {
+				continue
+			}
+			got := id.identify(window(s.Body, 0.5, langWindow))
+			switch {
+			case c.Kind == "wrong-language":
+				wrongN++
+				if got != want {
+					wrongFlagged++
+				}
+			case c.Label == "good":
+				goodN++
+				if got == want || got == "" {
+					goodOK++
+				}
+			}
+		}
+	}
+	t.Logf("%d-byte first window: good sections named right %d/%d, wrong-language sections flagged %d/%d", langWindow, goodOK, goodN, wrongFlagged, wrongN)
+	if goodN == 0 || wrongN == 0 {
+		t.Fatalf("corpus has %d good and %d wrong-language sections of %d+ words: want both", goodN, wrongN, langMinWords)
+	}
+	if float64(goodOK) < 0.98*float64(goodN) {
+		t.Errorf("first window names the right language in %d of %d good sections: want ≥ 98 %%", goodOK, goodN)
+	}
+	if wrongFlagged != wrongN {
+		t.Errorf("first window passes %d of %d wrong-language sections", wrongN-wrongFlagged, wrongN)
+	}
+}

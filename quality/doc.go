@@ -126,7 +126,7 @@
 // SupportedLanguages and LanguageSupported, which the config loader uses to
 // refuse a topic language the gate cannot check). Identification costs
 // about a third of a microsecond per byte, so a section is judged on a
-// 120-byte window from its middle, and only when that names another
+// 80-byte window from its middle, and only when that names another
 // language, on two 240-byte windows at a quarter and three quarters, which
 // must both agree. A section needs 40 words to be judged; when more than
 // half of the judged sections are in another language the whole article is.
