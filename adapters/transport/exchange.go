@@ -100,10 +100,15 @@ func (e *Exchange) begin() {
 	e.body, e.err, e.complete = nil, nil, false
 }
 
-func (e *Exchange) gotHeaders(status int, h http.Header, at time.Duration) {
+// gotHeaders records the status line and headers; size, when above 0, is
+// the announced body length, room for the copy of the body.
+func (e *Exchange) gotHeaders(status int, h http.Header, at time.Duration, size int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.status, e.header, e.headersAt = status, h.Clone(), at
+	if size > 0 {
+		e.body = make([]byte, 0, size)
+	}
 }
 
 func (e *Exchange) gotFirstByte(at time.Duration) {
