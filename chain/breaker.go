@@ -83,9 +83,13 @@ func (e BreakerEvent) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the form MarshalJSON writes.
 func (e *BreakerEvent) UnmarshalJSON(b []byte) error {
-	ms, err := strconv.ParseInt(string(b), 10, 64)
+	return e.parse(string(b))
+}
+
+func (e *BreakerEvent) parse(s string) error {
+	ms, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return fmt.Errorf("breaker event %s: %w", b, err)
+		return fmt.Errorf("breaker event %s: %w", s, err)
 	}
 	e.Fail = ms < 0
 	if ms < 0 {
@@ -132,11 +136,11 @@ func (es *BreakerEvents) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("breaker events %.40q: not an array", s)
 	}
 	body := strings.TrimSpace(s[1 : len(s)-1])
-	out := BreakerEvents{}
+	out := make(BreakerEvents, 0, strings.Count(body, ",")+1)
 	for body != "" {
 		num, rest, _ := strings.Cut(body, ",")
 		var e BreakerEvent
-		if err := e.UnmarshalJSON([]byte(strings.TrimSpace(num))); err != nil {
+		if err := e.parse(strings.TrimSpace(num)); err != nil {
 			return err
 		}
 		out = append(out, e)
