@@ -264,8 +264,7 @@ func (b *Breaker) Record(s BreakerSettings, now time.Time, failure bool) *Transi
 		b.Events = nil
 		return b.move(BreakerClosed, now, fmt.Sprintf("%d probes succeeded", n))
 	}
-	b.Events = append(b.Events, BreakerEvent{At: now, Fail: failure})
-	b.prune(s, now)
+	b.add(s, now, BreakerEvent{At: now, Fail: failure})
 	// Only a failure can open the circuit: a success never makes a
 	// provider look worse, even when it completes MinSamples.
 	fails, total := b.counts()
@@ -280,20 +279,34 @@ func (b *Breaker) Record(s BreakerSettings, now time.Time, failure bool) *Transi
 	return b.move(BreakerOpen, now, fmt.Sprintf("%d of %d calls failed within %s, cooldown %s", fails, total, s.Window, s.Cooldown))
 }
 
-// prune drops events older than the window and keeps at most
-// maxBreakerEvents of the newest.
-func (b *Breaker) prune(s BreakerSettings, now time.Time) {
+// add appends e to the window, drops the events older than the window
+// and keeps at most maxBreakerEvents of the newest. The window is a new
+// slice of its exact size: a copy of the Breaker never shares it.
+func (b *Breaker) add(s BreakerSettings, now time.Time, e BreakerEvent) {
+	old := b.Events
+	at := func(k int) BreakerEvent {
+		if k < len(old) {
+			return old[k]
+		}
+		return e
+	}
+	n := len(old) + 1
 	cut := now.Add(-s.Window)
 	i := 0
-	for i < len(b.Events) && !b.Events[i].At.After(cut) {
+	for i < n && !at(i).At.After(cut) {
 		i++
 	}
-	if len(b.Events)-i > maxBreakerEvents {
-		i = len(b.Events) - maxBreakerEvents
+	if n-i > maxBreakerEvents {
+		i = n - maxBreakerEvents
 	}
-	if i > 0 {
-		b.Events = append(b.Events[:0:0], b.Events[i:]...)
+	out := make(BreakerEvents, 0, n-i)
+	if i < len(old) {
+		out = append(out, old[i:]...)
 	}
+	if i < n {
+		out = append(out, e)
+	}
+	b.Events = out
 }
 
 func (b *Breaker) counts() (fails, total int) {
