@@ -168,7 +168,7 @@ func (c *Client) unary(ctx context.Context, ex *transport.Exchange, r goopenai.C
 		return chain.Response{}, c.fail(ex, err, "")
 	}
 	var x extras
-	x.decode(ex.Body()) // the SDK decoded it already; extras are optional
+	ex.ReadBody(x.decode) // the SDK decoded it already; extras are optional
 	if x.Error != nil {
 		return chain.Response{}, c.broken(ex, x.Error.text(), firstText(resp))
 	}
@@ -181,7 +181,7 @@ func (c *Client) unary(ctx context.Context, ex *transport.Exchange, r goopenai.C
 		finish: string(ch.FinishReason),
 		usage:  resp.Usage,
 	}
-	a.text.WriteString(ch.Message.Content)
+	a.text = ch.Message.Content
 	a.addCost(x)
 	return c.result(ex, &a)
 }
@@ -201,22 +201,23 @@ func (c *Client) stream(ctx context.Context, ex *transport.Exchange, r goopenai.
 	}
 	defer st.Close()
 	var a answer
+	var text strings.Builder
 	for {
 		raw, err := st.RecvRaw()
 		if errors.Is(err, io.EOF) && ex.Err() == nil {
 			break
 		}
 		if err != nil {
-			return chain.Response{}, c.fail(ex, err, a.text.String())
+			return chain.Response{}, c.fail(ex, err, text.String())
 		}
 		var chunk goopenai.ChatCompletionStreamResponse
 		if err := json.Unmarshal(raw, &chunk); err != nil {
-			return chain.Response{}, c.broken(ex, "malformed stream chunk: "+err.Error(), a.text.String())
+			return chain.Response{}, c.broken(ex, "malformed stream chunk: "+err.Error(), text.String())
 		}
 		var x extras
 		x.decode(raw)
 		if x.Error != nil {
-			return chain.Response{}, c.broken(ex, x.Error.text(), a.text.String())
+			return chain.Response{}, c.broken(ex, x.Error.text(), text.String())
 		}
 		if chunk.Model != "" {
 			a.model = chunk.Model
@@ -225,7 +226,7 @@ func (c *Client) stream(ctx context.Context, ex *transport.Exchange, r goopenai.
 			if choice.Index != 0 {
 				continue
 			}
-			a.text.WriteString(choice.Delta.Content)
+			text.WriteString(choice.Delta.Content)
 			if choice.FinishReason != "" {
 				a.finish = string(choice.FinishReason)
 			}
@@ -238,14 +239,15 @@ func (c *Client) stream(ctx context.Context, ex *transport.Exchange, r goopenai.
 		a.addCost(x)
 	}
 	if a.finish == "" {
-		return chain.Response{}, c.broken(ex, "stream ended without a finish reason", a.text.String())
+		return chain.Response{}, c.broken(ex, "stream ended without a finish reason", text.String())
 	}
+	a.text = text.String()
 	return c.result(ex, &a)
 }
 
-// answer accumulates one answer.
+// answer is one answer as read (a stream's once it ended).
 type answer struct {
-	text      strings.Builder
+	text      string
 	model     string
 	finish    string
 	usage     goopenai.Usage
@@ -260,7 +262,7 @@ func (a *answer) addCost(x extras) {
 }
 
 func (c *Client) result(ex *transport.Exchange, a *answer) (chain.Response, error) {
-	text := a.text.String()
+	text := a.text
 	switch a.finish {
 	case "error":
 		return chain.Response{}, c.broken(ex, "finish reason error", text)

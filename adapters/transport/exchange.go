@@ -78,6 +78,15 @@ func (e *Exchange) Body() []byte {
 	return append([]byte(nil), e.body...)
 }
 
+// ReadBody calls f with the body bytes the SDK has read so far, without
+// copying them (Body copies): f must neither keep nor change them, nor call
+// the Exchange's methods.
+func (e *Exchange) ReadBody(f func(body []byte)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f(e.body)
+}
+
 // Err is the transport failure of the exchange (a *Error or the caller's
 // context error), or nil. A clean end of the body is not a failure.
 func (e *Exchange) Err() error {
