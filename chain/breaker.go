@@ -83,9 +83,13 @@ func (e BreakerEvent) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the form MarshalJSON writes.
 func (e *BreakerEvent) UnmarshalJSON(b []byte) error {
-	ms, err := strconv.ParseInt(string(b), 10, 64)
+	return e.parse(string(b))
+}
+
+func (e *BreakerEvent) parse(s string) error {
+	ms, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return fmt.Errorf("breaker event %s: %w", b, err)
+		return fmt.Errorf("breaker event %s: %w", s, err)
 	}
 	e.Fail = ms < 0
 	if ms < 0 {
@@ -132,11 +136,11 @@ func (es *BreakerEvents) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("breaker events %.40q: not an array", s)
 	}
 	body := strings.TrimSpace(s[1 : len(s)-1])
-	out := BreakerEvents{}
+	out := make(BreakerEvents, 0, strings.Count(body, ",")+1)
 	for body != "" {
 		num, rest, _ := strings.Cut(body, ",")
 		var e BreakerEvent
-		if err := e.UnmarshalJSON([]byte(strings.TrimSpace(num))); err != nil {
+		if err := e.parse(strings.TrimSpace(num)); err != nil {
 			return err
 		}
 		out = append(out, e)
@@ -260,8 +264,7 @@ func (b *Breaker) Record(s BreakerSettings, now time.Time, failure bool) *Transi
 		b.Events = nil
 		return b.move(BreakerClosed, now, fmt.Sprintf("%d probes succeeded", n))
 	}
-	b.Events = append(b.Events, BreakerEvent{At: now, Fail: failure})
-	b.prune(s, now)
+	b.add(s, now, BreakerEvent{At: now, Fail: failure})
 	// Only a failure can open the circuit: a success never makes a
 	// provider look worse, even when it completes MinSamples.
 	fails, total := b.counts()
@@ -276,20 +279,34 @@ func (b *Breaker) Record(s BreakerSettings, now time.Time, failure bool) *Transi
 	return b.move(BreakerOpen, now, fmt.Sprintf("%d of %d calls failed within %s, cooldown %s", fails, total, s.Window, s.Cooldown))
 }
 
-// prune drops events older than the window and keeps at most
-// maxBreakerEvents of the newest.
-func (b *Breaker) prune(s BreakerSettings, now time.Time) {
+// add appends e to the window, drops the events older than the window
+// and keeps at most maxBreakerEvents of the newest. The window is a new
+// slice of its exact size: a copy of the Breaker never shares it.
+func (b *Breaker) add(s BreakerSettings, now time.Time, e BreakerEvent) {
+	old := b.Events
+	at := func(k int) BreakerEvent {
+		if k < len(old) {
+			return old[k]
+		}
+		return e
+	}
+	n := len(old) + 1
 	cut := now.Add(-s.Window)
 	i := 0
-	for i < len(b.Events) && !b.Events[i].At.After(cut) {
+	for i < n && !at(i).At.After(cut) {
 		i++
 	}
-	if len(b.Events)-i > maxBreakerEvents {
-		i = len(b.Events) - maxBreakerEvents
+	if n-i > maxBreakerEvents {
+		i = n - maxBreakerEvents
 	}
-	if i > 0 {
-		b.Events = append(b.Events[:0:0], b.Events[i:]...)
+	out := make(BreakerEvents, 0, n-i)
+	if i < len(old) {
+		out = append(out, old[i:]...)
 	}
+	if i < n {
+		out = append(out, e)
+	}
+	b.Events = out
 }
 
 func (b *Breaker) counts() (fails, total int) {

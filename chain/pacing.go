@@ -149,3 +149,9 @@ func (p *Pacer) seen(t time.Time) time.Time {
 func EstimateTokens(prompt string, maxTokens int) int {
 	return (len(prompt)+3)/4 + max(maxTokens, 0)
 }
+
+// estimate is EstimateTokens of the prompt's system and user text together,
+// without joining them.
+func (p Prompt) estimate(maxTokens int) int {
+	return (len(p.System)+len(p.User)+3)/4 + max(maxTokens, 0)
+}

@@ -106,7 +106,7 @@ func (c *Chain) reserve(ctx, rctx context.Context, t try, p Prompt, now time.Tim
 			return res, no, "", err
 		}
 	}
-	delay, pace := l.Pacer.Reserve(now, EstimateTokens(p.System+p.User, l.MaxTokens))
+	delay, pace := l.Pacer.Reserve(now, p.estimate(l.MaxTokens))
 	res.pace = pace
 	switch {
 	case delay <= 0:
@@ -151,7 +151,7 @@ func (c *Chain) reserveSpend(ctx context.Context, t try, p Prompt, now time.Time
 	g, err := c.Store.ReserveSpend(ctx, SpendRequest{Provider: l.Name, DayStart: l.CapReset.DayStart(now), Now: now,
 		Cap: limit, DailyTokens: l.DailyTokens, DailyUSD: l.DailyBudgetUSD,
 		ChainDayStart: day, ChainMonthStart: month, ChainDailyUSD: c.Budget.DailyUSD, ChainMonthlyUSD: c.Budget.MonthlyUSD,
-		InputTokens: EstimateTokens(p.System+p.User, 0), MaxOutput: cmp.Or(l.MaxTokens, defaultMaxOutput), Price: l.Price})
+		InputTokens: p.estimate(0), MaxOutput: cmp.Or(l.MaxTokens, defaultMaxOutput), Price: l.Price})
 	if err != nil {
 		return nil, fmt.Errorf("reserve %s: %w", l.Name, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/contentpipe/contentpipe/chain"
@@ -187,11 +189,184 @@ func readProviderState(ctx context.Context, q queryRower, provider string) (chai
 		return st, "", err
 	}
 	if breaker != "" {
-		if err := json.Unmarshal([]byte(breaker), &st.Breaker); err != nil {
+		if err := decodeBreaker(breaker, &st.Breaker); err != nil {
 			return st, "", fmt.Errorf("decode breaker: %w", err)
 		}
 	}
 	return st, breaker, nil
+}
+
+// The breaker column is the JSON of chain.Breaker as encoding/json writes
+// it. It is read on every call and written on most, so encodeBreaker and
+// decodeBreaker code that one shape by hand and leave anything else to
+// encoding/json.
+
+// encodeBreaker returns json.Marshal(b), byte for byte.
+func encodeBreaker(b chain.Breaker) ([]byte, error) {
+	if !plainJSONString(string(b.State)) {
+		return json.Marshal(b)
+	}
+	out := make([]byte, 0, 96+15*len(b.Events))
+	out = append(out, `{"state":"`...)
+	out = append(out, b.State...)
+	out = append(out, '"')
+	if len(b.Events) > 0 {
+		ev, err := b.Events.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, `,"events":`...), ev...)
+	}
+	var err error
+	if out, err = appendJSONTime(append(out, `,"opened_at":`...), b.OpenedAt); err != nil {
+		return json.Marshal(b)
+	}
+	if b.Cooldown != 0 {
+		out = strconv.AppendInt(append(out, `,"cooldown":`...), int64(b.Cooldown), 10)
+	}
+	if b.Successes != 0 {
+		out = strconv.AppendInt(append(out, `,"successes":`...), int64(b.Successes), 10)
+	}
+	if out, err = appendJSONTime(append(out, `,"probe_at":`...), b.ProbeAt); err != nil {
+		return json.Marshal(b)
+	}
+	return append(out, '}'), nil
+}
+
+func appendJSONTime(out []byte, t time.Time) ([]byte, error) {
+	tb, err := t.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, tb...), nil
+}
+
+// plainJSONString reports whether s is written by encoding/json as is,
+// between quotes: printable ASCII without '"', '\\', '<', '>' and '&'.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// decodeBreaker decodes a breaker column into b (the zero Breaker), as
+// json.Unmarshal does: the shape encodeBreaker writes by hand, any other
+// text through encoding/json.
+func decodeBreaker(s string, b *chain.Breaker) error {
+	var fast chain.Breaker
+	if decodeBreakerShape(s, &fast) {
+		*b = fast
+		return nil
+	}
+	return json.Unmarshal([]byte(s), b)
+}
+
+// decodeBreakerShape decodes s when it has exactly the shape encodeBreaker
+// writes (every field in order, the optional ones present or not, plain
+// strings and integers); it reports false for anything else.
+func decodeBreakerShape(s string, b *chain.Breaker) bool {
+	rest, ok := strings.CutPrefix(s, `{"state":"`)
+	if !ok {
+		return false
+	}
+	i := strings.IndexByte(rest, '"')
+	if i < 0 || !plainJSONString(rest[:i]) {
+		return false
+	}
+	b.State, rest = chain.BreakerState(rest[:i]), rest[i+1:]
+	const events = `,"events":`
+	if r, ok := strings.CutPrefix(rest, events+`[`); ok {
+		i := strings.IndexByte(r, ']')
+		if i < 0 || !jsonIntList(r[:i]) || b.Events.UnmarshalJSON([]byte(rest[len(events):len(events)+i+2])) != nil {
+			return false
+		}
+		rest = r[i+1:]
+	}
+	if rest, ok = cutJSONTime(rest, `,"opened_at":`, &b.OpenedAt); !ok {
+		return false
+	}
+	var n int64
+	if r, ok := cutJSONInt(rest, `,"cooldown":`, &n); ok {
+		b.Cooldown, rest = time.Duration(n), r
+	}
+	if r, ok := cutJSONInt(rest, `,"successes":`, &n); ok {
+		if int64(int(n)) != n {
+			return false
+		}
+		b.Successes, rest = int(n), r
+	}
+	if rest, ok = cutJSONTime(rest, `,"probe_at":`, &b.ProbeAt); !ok {
+		return false
+	}
+	return rest == "}"
+}
+
+// cutJSONTime decodes the quoted time after key at the start of s.
+func cutJSONTime(s, key string, t *time.Time) (string, bool) {
+	r, ok := strings.CutPrefix(s, key+`"`)
+	if !ok {
+		return s, false
+	}
+	i := strings.IndexByte(r, '"')
+	if i < 0 || !plainJSONString(r[:i]) || t.UnmarshalJSON([]byte(s[len(key):len(key)+i+2])) != nil {
+		return s, false
+	}
+	return r[i+1:], true
+}
+
+// cutJSONInt decodes the integer after key at the start of s.
+func cutJSONInt(s, key string, n *int64) (string, bool) {
+	r, ok := strings.CutPrefix(s, key)
+	if !ok {
+		return s, false
+	}
+	i := 0
+	for i < len(r) && (r[i] == '-' || '0' <= r[i] && r[i] <= '9') {
+		i++
+	}
+	if !jsonInt(r[:i]) {
+		return s, false
+	}
+	v, err := strconv.ParseInt(r[:i], 10, 64)
+	if err != nil {
+		return s, false
+	}
+	*n = v
+	return r[i:], true
+}
+
+// jsonInt reports whether s is a JSON integer: -?(0|[1-9][0-9]*).
+func jsonInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || s[0] == '0' && len(s) > 1 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonIntList reports whether s is a comma-separated list of JSON
+// integers, without spaces (or empty).
+func jsonIntList(s string) bool {
+	if s == "" {
+		return true
+	}
+	for s != "" {
+		num, rest, more := strings.Cut(s, ",")
+		if !jsonInt(num) || more && rest == "" {
+			return false
+		}
+		s = rest
+	}
+	return true
 }
 
 // UpdateProviderState runs fn on provider's stored state inside one
@@ -214,7 +389,7 @@ func updateState(ctx context.Context, tx *sql.Tx, provider string, fn func(*chai
 	}
 	oldUntil, oldReason := st.ExhaustedUntil, st.ExhaustedReason
 	trs := fn(&st)
-	b, err := json.Marshal(st.Breaker)
+	b, err := encodeBreaker(st.Breaker)
 	if err != nil {
 		return fmt.Errorf("encode breaker: %w", err)
 	}

@@ -8,6 +8,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
@@ -166,7 +168,7 @@ func (c *Client) unary(ctx context.Context, ex *transport.Exchange, r goopenai.C
 		return chain.Response{}, c.fail(ex, err, "")
 	}
 	var x extras
-	_ = json.Unmarshal(ex.Body(), &x) // the SDK decoded it already; extras are optional
+	ex.ReadBody(x.decode) // the SDK decoded it already; extras are optional
 	if x.Error != nil {
 		return chain.Response{}, c.broken(ex, x.Error.text(), firstText(resp))
 	}
@@ -179,7 +181,7 @@ func (c *Client) unary(ctx context.Context, ex *transport.Exchange, r goopenai.C
 		finish: string(ch.FinishReason),
 		usage:  resp.Usage,
 	}
-	a.text.WriteString(ch.Message.Content)
+	a.text = ch.Message.Content
 	a.addCost(x)
 	return c.result(ex, &a)
 }
@@ -199,22 +201,23 @@ func (c *Client) stream(ctx context.Context, ex *transport.Exchange, r goopenai.
 	}
 	defer st.Close()
 	var a answer
+	var text strings.Builder
 	for {
 		raw, err := st.RecvRaw()
 		if errors.Is(err, io.EOF) && ex.Err() == nil {
 			break
 		}
 		if err != nil {
-			return chain.Response{}, c.fail(ex, err, a.text.String())
+			return chain.Response{}, c.fail(ex, err, text.String())
 		}
 		var chunk goopenai.ChatCompletionStreamResponse
 		if err := json.Unmarshal(raw, &chunk); err != nil {
-			return chain.Response{}, c.broken(ex, "malformed stream chunk: "+err.Error(), a.text.String())
+			return chain.Response{}, c.broken(ex, "malformed stream chunk: "+err.Error(), text.String())
 		}
 		var x extras
-		_ = json.Unmarshal(raw, &x)
+		x.decode(raw)
 		if x.Error != nil {
-			return chain.Response{}, c.broken(ex, x.Error.text(), a.text.String())
+			return chain.Response{}, c.broken(ex, x.Error.text(), text.String())
 		}
 		if chunk.Model != "" {
 			a.model = chunk.Model
@@ -223,7 +226,7 @@ func (c *Client) stream(ctx context.Context, ex *transport.Exchange, r goopenai.
 			if choice.Index != 0 {
 				continue
 			}
-			a.text.WriteString(choice.Delta.Content)
+			text.WriteString(choice.Delta.Content)
 			if choice.FinishReason != "" {
 				a.finish = string(choice.FinishReason)
 			}
@@ -236,14 +239,15 @@ func (c *Client) stream(ctx context.Context, ex *transport.Exchange, r goopenai.
 		a.addCost(x)
 	}
 	if a.finish == "" {
-		return chain.Response{}, c.broken(ex, "stream ended without a finish reason", a.text.String())
+		return chain.Response{}, c.broken(ex, "stream ended without a finish reason", text.String())
 	}
+	a.text = text.String()
 	return c.result(ex, &a)
 }
 
-// answer accumulates one answer.
+// answer is one answer as read (a stream's once it ended).
 type answer struct {
-	text      strings.Builder
+	text      string
 	model     string
 	finish    string
 	usage     goopenai.Usage
@@ -258,7 +262,7 @@ func (a *answer) addCost(x extras) {
 }
 
 func (c *Client) result(ex *transport.Exchange, a *answer) (chain.Response, error) {
-	text := a.text.String()
+	text := a.text
 	switch a.finish {
 	case "error":
 		return chain.Response{}, c.broken(ex, "finish reason error", text)
@@ -397,6 +401,67 @@ type extras struct {
 	XGroq *struct {
 		Usage *goopenai.Usage `json:"usage"`
 	} `json:"x_groq"`
+}
+
+// extrasKeys are the keys without which nothing the adapter reads from
+// extras can be set: usage.cost, error and x_groq (every answer has a
+// usage object, but without a "cost" key its Cost stays nil).
+var extrasKeys = []string{"cost", "error", "x_groq"}
+
+// decode fills x from an answer or chunk. Most answers hold none of
+// extrasKeys, and the SDK decoded the body already: a body in which
+// mayHoldKey finds none of them is not decoded a second time (the decode
+// could set nothing the adapter reads).
+func (x *extras) decode(body []byte) {
+	if !mayHoldKey(body, extrasKeys) {
+		return
+	}
+	_ = json.Unmarshal(body, x)
+}
+
+// mayHoldKey reports whether body may hold a JSON object key that
+// encoding/json would match to one of keys (lower-case ASCII): false only
+// when no '"' in body starts such a key. A name is compared ASCII
+// case-insensitively; a \u escape or a byte outside ASCII (a rune that
+// folds to an ASCII letter, such as U+017F for 's') before the first
+// mismatch counts as a possible match (the other escapes decode to no
+// letter of a key, nor to its closing quote). Strings that are not keys
+// (the answer text itself) can only make false positives, which cost one
+// decode.
+func mayHoldKey(body []byte, keys []string) bool {
+	for i := 0; ; {
+		q := bytes.IndexByte(body[i:], '"')
+		if q < 0 {
+			return false
+		}
+		i += q + 1
+		for _, k := range keys {
+			if keyAt(body[i:], k) {
+				return true
+			}
+		}
+	}
+}
+
+// keyAt reports whether b (the bytes after an opening quote) may start the
+// string k followed by its closing quote, as mayHoldKey describes.
+func keyAt(b []byte, k string) bool {
+	for n := 0; n <= len(k); n++ {
+		if n == len(b) {
+			return false
+		}
+		c := b[n]
+		if c >= utf8.RuneSelf || c == '\\' && n+1 < len(b) && b[n+1] == 'u' {
+			return true
+		}
+		if n == len(k) {
+			return c == '"'
+		}
+		if c != k[n] && (c|0x20 != k[n] || k[n] < 'a' || k[n] > 'z') {
+			return false
+		}
+	}
+	return false
 }
 
 // wireError is a provider error object: OpenAI-style, Groq, Cerebras

@@ -78,6 +78,15 @@ func (e *Exchange) Body() []byte {
 	return append([]byte(nil), e.body...)
 }
 
+// ReadBody calls f with the body bytes the SDK has read so far, without
+// copying them (Body copies): f must neither keep nor change them, nor call
+// the Exchange's methods.
+func (e *Exchange) ReadBody(f func(body []byte)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f(e.body)
+}
+
 // Err is the transport failure of the exchange (a *Error or the caller's
 // context error), or nil. A clean end of the body is not a failure.
 func (e *Exchange) Err() error {
@@ -100,10 +109,15 @@ func (e *Exchange) begin() {
 	e.body, e.err, e.complete = nil, nil, false
 }
 
-func (e *Exchange) gotHeaders(status int, h http.Header, at time.Duration) {
+// gotHeaders records the status line and headers; size, when above 0, is
+// the announced body length, room for the copy of the body.
+func (e *Exchange) gotHeaders(status int, h http.Header, at time.Duration, size int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.status, e.header, e.headersAt = status, h.Clone(), at
+	if size > 0 {
+		e.body = make([]byte, 0, size)
+	}
 }
 
 func (e *Exchange) gotFirstByte(at time.Duration) {

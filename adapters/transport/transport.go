@@ -128,7 +128,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ex.fail(err)
 		return nil, err
 	}
-	ex.gotHeaders(resp.StatusCode, resp.Header, w.since())
+	ex.gotHeaders(resp.StatusCode, resp.Header, w.since(), min(resp.ContentLength, t.maxBody()))
 	b := &body{
 		rc:        resp.Body,
 		w:         w,
@@ -381,6 +381,15 @@ func (b *body) Read(p []byte) (int, error) {
 // answerBytes reports whether p holds an answer byte: not whitespace and,
 // in an event stream, not inside a comment line.
 func (b *body) answerBytes(p []byte) bool {
+	if !b.sse {
+		// No comment lines: the first byte that is not whitespace decides.
+		for _, c := range p {
+			if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+				return true
+			}
+		}
+		return false
+	}
 	found := false
 	for _, c := range p {
 		switch {
