@@ -232,9 +232,12 @@ func (s *Store) deliveryOver(ctx context.Context, tx *sql.Tx, r jobRow, live boo
 // CheckDelivery is the last check before a delivery of job id by owner:
 // the job is in publishing and claimed by owner, its claim (taken or
 // renewed at claimed_at, holding for lease) and, on PostgreSQL, owner's
-// process lease have at least DeliveryWindow left at now. It returns the
-// deadline the delivery must end by (now + DeliveryWindow): a delivery
-// bounded by it ends before any other worker may reconcile the job.
+// process lease have at least DeliveryWindow left at now (the claim's
+// times are the caller's clock, the lease's the wall clock). It returns
+// the wall-clock deadline the delivery must end by (DeliveryWindow from
+// now): a delivery bounded by it ends before any other worker may
+// reconcile the job. Bound only the delivery with it, not what follows
+// (recording the job published).
 func (s *Store) CheckDelivery(ctx context.Context, id string, owner chain.Owner, lease time.Duration, now time.Time) (time.Time, error) {
 	r, found, err := getJob(ctx, s.db, id)
 	if err != nil {
@@ -256,7 +259,7 @@ func (s *Store) CheckDelivery(ctx context.Context, id string, owner chain.Owner,
 	if err := s.checkOwnerLease(ctx, s.db, owner); err != nil {
 		return time.Time{}, fmt.Errorf("job %s not delivered: %w", id, err)
 	}
-	return now.Add(window), nil
+	return time.Now().Add(window), nil
 }
 
 // ClaimSlot takes the scheduled run of schedule at slot (the time the
