@@ -36,11 +36,13 @@ func (s *Store) ReserveSpend(ctx context.Context, r chain.SpendRequest) (chain.S
 	var g chain.SpendGrant
 	err := s.writeMode(ctx, "reserve "+r.Provider, writeMode{locked: true}, func(tx *sql.Tx) error {
 		g = chain.SpendGrant{}
-		if err := s.pgLock(ctx, tx, pgLockSpend); err != nil {
-			return err
-		}
 		out, err := outputEstimate(ctx, tx, r.Provider, r.MaxOutput)
 		if err != nil {
+			return err
+		}
+		// The estimate reads settled rows only and need not see the last
+		// settlement: the lock, held to the commit, covers the decision.
+		if err := s.pgLock(ctx, tx, pgLockSpend); err != nil {
 			return err
 		}
 		g.EstTokens, g.EstUSD = r.InputTokens+out, r.Price.Cost(r.InputTokens, out)
