@@ -58,7 +58,28 @@ func scanJob(sc scanner) (jobRow, error) {
 }
 
 func getJob(ctx context.Context, q queryRower, id string) (jobRow, bool, error) {
-	r, err := scanJob(q.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+	return getJobSQL(ctx, q, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id)
+}
+
+// lockJob is getJob for a claim on PostgreSQL: it locks the row (FOR
+// UPDATE SKIP LOCKED), and found is false also when another worker's
+// transaction holds it (locked tells which). On SQLite the write
+// transaction already excludes every other writer: it is getJob.
+func (s *Store) lockJob(ctx context.Context, tx *sql.Tx, id string) (r jobRow, found, locked bool, err error) {
+	if !s.pg() {
+		r, found, err = getJob(ctx, tx, id)
+		return r, found, false, err
+	}
+	r, found, err = getJobSQL(ctx, tx, "SELECT "+jobColumns+" FROM jobs WHERE id = ? FOR UPDATE SKIP LOCKED", id)
+	if err != nil || found {
+		return r, found, false, err
+	}
+	r, found, err = getJob(ctx, tx, id)
+	return r, false, found, err
+}
+
+func getJobSQL(ctx context.Context, q queryRower, query, id string) (jobRow, bool, error) {
+	r, err := scanJob(q.QueryRowContext(ctx, query, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return jobRow{}, false, nil
 	}
@@ -104,19 +125,34 @@ func (s *Store) ClaimJobWithin(ctx context.Context, j chain.JobRecord, owner cha
 // fresh claim.
 func (s *Store) claimJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now time.Time, full func(*sql.Tx) (bool, error)) (claimed bool, cur chain.JobRecord, err error) {
 	ts := FormatTime(now)
-	err = s.write(ctx, "claim job "+j.ID, func(tx *sql.Tx) error {
+	// On PostgreSQL the claim decides on the job's row, which it locks; a
+	// ceiling also counts the other jobs, so that claim first takes the
+	// ceiling's lock (every claim under a ceiling takes it).
+	err = s.writeMode(ctx, "claim job "+j.ID, writeMode{locked: true}, func(tx *sql.Tx) error {
 		claimed = false
-		r, found, err := getJob(ctx, tx, j.ID)
+		if full != nil {
+			if err := s.pgLock(ctx, tx, pgLockCeiling); err != nil {
+				return err
+			}
+		}
+		r, found, locked, err := s.lockJob(ctx, tx, j.ID)
 		if err != nil {
 			return err
 		}
+		if locked {
+			// Another worker is claiming or finishing it right now.
+			cur = r.rec
+			return nil
+		}
 		if !found {
 			_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, topic, slot, title, category, language, status, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.Topic, j.Slot, j.Title, j.Category, j.Language, chain.JobDue, ts, ts)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, j.ID, j.Topic, j.Slot, j.Title, j.Category, j.Language, chain.JobDue, ts, ts)
 			if err != nil {
 				return fmt.Errorf("insert: %w", err)
 			}
-			if r, _, err = getJob(ctx, tx, j.ID); err != nil {
+			if r, found, locked, err = s.lockJob(ctx, tx, j.ID); err != nil || locked || !found {
+				// Inserted meanwhile by another worker that holds it.
+				cur = r.rec
 				return err
 			}
 		}
@@ -129,6 +165,13 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.Topic, j.Slot, j.Title, j.Category,
 			if live && now.Sub(r.claimedAt) < lease {
 				cur = r.rec
 				return nil
+			}
+			if r.rec.Status == chain.JobPublishing {
+				over, err := s.deliveryOver(ctx, tx, r, live, lease, now)
+				if err != nil || !over {
+					cur = r.rec
+					return err
+				}
 			}
 		}
 		status, updated := chain.JobRunning, ts
@@ -163,7 +206,7 @@ WHERE id = ?`, status, owner.Host, owner.PID, owner.Token, ts, updated, j.Title,
 // when the job is not claimed by owner any more (another run took it over,
 // or it was finished): the caller must then discard its answer.
 func (s *Store) HeartbeatJob(ctx context.Context, id string, owner chain.Owner, now time.Time) error {
-	return s.write(ctx, "heartbeat job "+id, func(tx *sql.Tx) error {
+	return s.writeMode(ctx, "heartbeat job "+id, writeMode{locked: true}, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE jobs SET claimed_at = ? WHERE id = ? AND owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?",
 			FormatTime(now), id, owner.Host, owner.PID, owner.Token)
 		if err != nil {
@@ -184,7 +227,10 @@ func (s *Store) HeartbeatJob(ctx context.Context, id string, owner chain.Owner, 
 // (fsynced) before MarkPublishing returns, so no power cut can take the mark
 // back once the side effect starts.
 func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, owner chain.Owner, now time.Time) error {
-	return s.writeSync(ctx, "mark publishing "+j.ID, true, func(tx *sql.Tx) error {
+	return s.writeMode(ctx, "mark publishing "+j.ID, writeMode{durable: true, locked: true}, func(tx *sql.Tx) error {
+		if err := s.checkOwnerLease(ctx, tx, owner); err != nil {
+			return fmt.Errorf("job %s not marked: %w", j.ID, err)
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, provider = ?, model = ?, quality_score = ?, attempt = ?,
 	location = ?, payload = ?, updated_at = ?, claimed_at = ? WHERE id = ? AND owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?`,
 			chain.JobPublishing, j.Provider, j.Model, nullFloat(j.QualityScore), j.Attempt, j.Location, j.Payload, FormatTime(now), FormatTime(now),
@@ -204,8 +250,10 @@ func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, owner cha
 // location and published_at are taken from j when set (non-zero) and kept
 // otherwise; a published job without PublishedAt gets now; the payload of
 // publishing is dropped. A job that is not in the table is inserted. Only the
-// claim's owner (or anyone, for an unclaimed job) may finish it: a process
-// that lost its claim changes nothing and gets an error.
+// claim's owner (or anyone, for an unclaimed job that is not published) may
+// finish it: a process that lost its claim changes nothing and gets an
+// error — also when the worker that took the claim over has published the
+// job and released it meanwhile.
 func (s *Store) FinishJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, now time.Time) error {
 	if j.Status == "" {
 		return fmt.Errorf("finish job %s: empty status", j.ID)
@@ -215,10 +263,14 @@ func (s *Store) FinishJob(ctx context.Context, j chain.JobRecord, owner chain.Ow
 	if published.IsZero() && j.Status == chain.JobPublished {
 		published = now
 	}
-	return s.write(ctx, "finish job "+j.ID, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, topic, slot, title, category, language, status, created_at, updated_at)
+	return s.writeMode(ctx, "finish job "+j.ID, writeMode{locked: true}, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, topic, slot, title, category, language, status, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			j.ID, j.Topic, j.Slot, j.Title, j.Category, j.Language, j.Status, ts, ts)
+		if err != nil {
+			return err
+		}
+		inserted, err := res.RowsAffected()
 		if err != nil {
 			return err
 		}
@@ -226,15 +278,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		if j.Attempt > 0 {
 			attempt = j.Attempt
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?, deferrals = deferrals + (? = 'deferred'),
+		res, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?, deferrals = deferrals + CASE WHEN ? = 'deferred' THEN 1 ELSE 0 END,
 	owner_host = NULL, owner_pid = NULL, owner_token = NULL, claimed_at = NULL,
 	provider = COALESCE(NULLIF(?, ''), provider), model = COALESCE(NULLIF(?, ''), model),
 	quality_score = COALESCE(?, quality_score), attempt = COALESCE(?, attempt),
 	location = COALESCE(NULLIF(?, ''), location), published_at = COALESCE(?, published_at),
 	payload = NULL
-WHERE id = ? AND (owner_host IS NULL OR (owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?))`,
+WHERE id = ? AND (? = 1 OR (owner_host IS NULL AND status <> ?) OR (owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?))`,
 			j.Status, j.LastError, ts, j.Status, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
-			j.Location, nullTime(published), j.ID, owner.Host, owner.PID, owner.Token)
+			j.Location, nullTime(published), j.ID, inserted, chain.JobPublished, owner.Host, owner.PID, owner.Token)
 		if err != nil {
 			return err
 		}
