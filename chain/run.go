@@ -299,8 +299,24 @@ func (r *Runner) publish(ctx context.Context, j Job, w *Winner) (string, error) 
 
 // deliver performs a marked delivery and records the job published. On an
 // error the job stays publishing: the next run reconciles it.
+//
+// A store whose claims another machine may take over (DeliveryChecker) is
+// asked right before the delivery whether the claim still holds with time
+// to spare; the delivery is then bounded by the deadline it names, so it
+// ends before any other worker may reconcile the job. Recording the job
+// published afterwards keeps ctx: FinishJob is ownership-checked itself.
 func (r *Runner) deliver(ctx context.Context, rec JobRecord, d Delivery) (string, error) {
-	loc, err := r.Publisher.Deliver(ctx, d)
+	dctx := ctx
+	if dc, ok := r.Jobs.(DeliveryChecker); ok {
+		dl, err := dc.CheckDelivery(ctx, rec.ID, r.Owner, r.lease(), r.Chain.Clock.Now())
+		if err != nil {
+			return "", fmt.Errorf("publish %s: %w", rec.ID, err)
+		}
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadline(ctx, dl)
+		defer cancel()
+	}
+	loc, err := r.Publisher.Deliver(dctx, d)
 	if err != nil {
 		return "", fmt.Errorf("publish %s: %w", rec.ID, err)
 	}
