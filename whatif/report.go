@@ -51,8 +51,10 @@ type Report struct {
 	PostsPerDay int       `json:"posts_per_day"`
 	Start       time.Time `json:"start"`
 	// Drift reports whether the fault model has a quality drift.
-	Drift bool  `json:"drift"`
-	Rows  []Row `json:"rows"`
+	Drift bool `json:"drift"`
+	// Mechanisms is what the fault model has that a strategy can lose to.
+	Mechanisms Mechanisms `json:"mechanisms"`
+	Rows       []Row      `json:"rows"`
 }
 
 // Row returns the row of scenario name, or nil.

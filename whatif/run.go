@@ -93,6 +93,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	w := cfg.World
 	rep := &Report{Seed: w.seed, Days: w.days, PostsPerDay: cfg.postsPerDay(), Start: w.start, Rows: make([]Row, len(names))}
 	_, rep.Drift = w.DriftStart()
+	rep.Mechanisms = w.model.mechanisms()
 	gate := &memoGate{g: cfg.Chain.Gate, m: map[gateKey]quality.Result{}}
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup

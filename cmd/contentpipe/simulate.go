@@ -404,6 +404,12 @@ func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, took time
 		pct(c.SuccessRate), pct(s.SuccessRate), c.BlackoutDays, s.BlackoutDays, 100*costDelta, 100*wasteRel, 100*(c.MeanQuality/s.MeanQuality-1))
 	fmt.Fprintf(w, "targets: success ≥ 99.9%% %s; 0 blackout days %s; cost ≤ +15%% %s; wasted ≤ 5%% %s\n",
 		mark(c.SuccessRate >= 0.999), mark(c.BlackoutDays == 0), mark(costDelta <= 0.15), mark(wasteRel <= 0.05))
+	if v := rep.Verdict(); len(v) > 0 {
+		fmt.Fprintln(w, "\nverdict (which strategy wins on which figure, and why):")
+		for _, line := range v {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
 	fmt.Fprintf(w, "success = published on the slot day; blackout = from a job no provider answered to the next publication, counted when ≥ %s with ≥ %d unanswered passes; wasted = cost of calls whose answer was rejected or failed\n", whatif.BlackoutMin, whatif.BlackoutWalks)
 }
 

@@ -74,7 +74,8 @@ func TestSimulateTableAndKeptDatabases(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"success", "blackout h", "wasted", "p95 publish", "chain", "single", "cost-order", "naive", "targets:"} {
+	for _, want := range []string{"success", "blackout h", "wasted", "p95 publish", "chain", "single", "cost-order", "naive", "targets:",
+		"twice", "drift flagged", "spend/budget", "verdict (which strategy wins on which figure, and why):", "success: ", "cost-order "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
@@ -105,5 +106,21 @@ func TestSimulateBadFaultsFileNamesTheLine(t *testing.T) {
 	r = run(t, dir, nil, "simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"), "--faults", bad, "--days", "1")
 	if r.code != 2 || !strings.Contains(r.stderr, "provid") || !strings.Contains(r.stderr, "2") {
 		t.Fatalf("unknown key: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestSimulateAdviseOnShortHistory: three simulated days are far below the
+// history the advice needs; it says so, with what it had, instead of
+// endorsing the configured order.
+func TestSimulateAdviseOnShortHistory(t *testing.T) {
+	dir := t.TempDir()
+	r := run(t, dir, nil, "simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"),
+		"--faults", repoFile(t, "data/faults/correlated.yaml"), "--days", "3", "--advise")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "not enough history to judge the order") || strings.Contains(r.stdout, "the history supports") ||
+		!strings.Contains(r.stdout, "history: ") || !strings.Contains(r.stdout, "calls and skips") || !strings.Contains(r.stdout, "failure episodes") {
+		t.Fatalf("advice on three days:\n%s", r.stdout)
 	}
 }
