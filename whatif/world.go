@@ -60,7 +60,7 @@ func (w *World) Busy(t time.Time) bool {
 }
 
 // DriftStart returns the first time a provider's quality starts to drift
-// (ok false when none drifts).
+// (ok false when none drifts within the simulated days).
 func (w *World) DriftStart() (time.Time, bool) {
 	var at time.Time
 	for _, name := range sortedKeys(w.model.Providers) {
@@ -72,7 +72,7 @@ func (w *World) DriftStart() (time.Time, bool) {
 			at = t
 		}
 	}
-	return at, !at.IsZero()
+	return at, !at.IsZero() && at.Before(w.start.AddDate(0, 0, w.days))
 }
 
 // OutageHours returns the hours provider spends in outages (own and group).
