@@ -50,7 +50,10 @@ breaker, quality gate) against in-process simulated providers on a virtual clock
 --days days of --posts-per-day jobs at the config's schedule.run times, and prints one table:
 the configured chain and, in the same run, three baselines — the first link alone, the same
 links in cost order, and naive retry (immediate retries, no waits, no quota or breaker memory).
-Every figure is read back with SQL from the simulated calls and jobs tables.`,
+Every figure is read back with SQL from the simulated calls and jobs tables; the same
+alert rules and weekly decay detectors as run and report add alerts per 30 days, topics
+published twice, days until a drift was flagged and spend against the budget. A verdict
+in words follows the table: who wins which figure, why, and what to change.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.seedSet = cmd.Flags().Changed("seed")
