@@ -99,8 +99,8 @@ type Advice struct {
 
 // HistorySize is how much history an advice rests on.
 type HistorySize struct {
-	// Hours is the time the history spans (first to last observation, summed
-	// over sources).
+	// Hours is the time the history spans: first to last observation of
+	// the longest source (the sources of a simulation cover the same days).
 	Hours float64 `json:"hours"`
 	// Calls is the calls and skips that say something about a provider's
 	// health.
@@ -172,7 +172,7 @@ func Advise(obs []Observation, configured []string, bucket time.Duration) Advice
 	return adv
 }
 
-// historySize measures the history: its span per source, the calls that
+// historySize measures the history: its longest span, the calls that
 // count, and the failure episodes per provider.
 func historySize(obs []Observation, per map[string]map[bucketKey]*bucketState) HistorySize {
 	var h HistorySize
@@ -190,7 +190,9 @@ func historySize(obs []Observation, per map[string]map[bucketKey]*bucketState) H
 		}
 	}
 	for src, f := range first {
-		h.Hours += last[src].Sub(f).Hours()
+		// Sources are parallel histories of the same days (one per
+		// simulated scenario): the longest is the time covered.
+		h.Hours = math.Max(h.Hours, last[src].Sub(f).Hours())
 	}
 	for _, m := range per {
 		keys := make([]bucketKey, 0, len(m))

@@ -71,6 +71,21 @@ func TestAdviseNeedsEnoughHistory(t *testing.T) {
 		!strings.Contains(txt, "18 calls and skips") {
 		t.Fatalf("advice on one hour:\n%s", txt)
 	}
+	// Four parallel histories of the same ten days (a simulation's
+	// scenarios) are ten days of history, not forty.
+	obs = nil
+	for _, src := range []string{"chain", "single", "cost-order", "naive"} {
+		for h := range 10 * 24 {
+			out := "ok"
+			if h%24 == 9 {
+				out = "server_error"
+			}
+			obs = append(obs, Observation{Source: src, Provider: "a", TS: t0.Add(time.Duration(h) * time.Hour), Outcome: out})
+		}
+	}
+	if adv := Advise(obs, []string{"a", "b", "c"}, time.Hour); adv.Enough || adv.History.Hours > 10*24 {
+		t.Fatalf("four sources of ten days: %+v enough=%v, want under 240 hours and not enough", adv.History, adv.Enough)
+	}
 	// The same pattern over three weeks is enough.
 	obs = nil
 	for h := range 21 * 24 {

@@ -437,7 +437,7 @@ func spendCell(r whatif.Row) string {
 }
 
 func writeSimJSON(w io.Writer, o simulateOptions, rep *whatif.Report, adv *whatif.Advice) error {
-	out := map[string]any{"faults": o.faults, "report": rep}
+	out := map[string]any{"faults": o.faults, "report": rep, "verdict": rep.Verdict()}
 	if adv != nil {
 		out["advice"] = adv
 	}

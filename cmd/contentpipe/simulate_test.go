@@ -19,9 +19,15 @@ func repoFile(t *testing.T, rel string) string {
 }
 
 func TestSimulateFieldNotesDeterministicJSON(t *testing.T) {
+	for _, faults := range []string{"data/faults/field-notes.yaml", "data/faults/correlated.yaml"} {
+		t.Run(filepath.Base(faults), func(t *testing.T) { testDeterministicJSON(t, faults) })
+	}
+}
+
+func testDeterministicJSON(t *testing.T, faults string) {
 	dir := t.TempDir()
 	args := []string{"simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"),
-		"--faults", repoFile(t, "data/faults/field-notes.yaml"), "--days", "6", "--seed", "5", "--format", "json", "--advise"}
+		"--faults", repoFile(t, faults), "--days", "6", "--seed", "5", "--format", "json", "--advise"}
 	a := run(t, dir, nil, args...)
 	if a.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", a.code, a.stdout, a.stderr)
@@ -34,7 +40,9 @@ func TestSimulateFieldNotesDeterministicJSON(t *testing.T) {
 		} `json:"report"`
 		Advice *struct {
 			Suggested []string `json:"suggested"`
+			Enough    bool     `json:"enough_history"`
 		} `json:"advice"`
+		Verdict []string `json:"verdict"`
 	}
 	parse := func(s string) out {
 		var o out
@@ -61,8 +69,11 @@ func TestSimulateFieldNotesDeterministicJSON(t *testing.T) {
 			t.Errorf("row %d: %v", i, r)
 		}
 	}
-	if oa.Advice == nil || len(oa.Advice.Suggested) != 4 || oa.Advice.Suggested[0] != "gemini" {
-		t.Fatalf("advice: %+v", oa.Advice)
+	if oa.Advice == nil || len(oa.Advice.Suggested) != 4 || oa.Advice.Suggested[0] != "gemini" || oa.Advice.Enough {
+		t.Fatalf("advice on six days (not enough history): %+v", oa.Advice)
+	}
+	if len(oa.Verdict) < 6 || !strings.HasPrefix(oa.Verdict[0], "success: ") {
+		t.Fatalf("verdict: %q", oa.Verdict)
 	}
 }
 
