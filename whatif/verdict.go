@@ -157,7 +157,10 @@ func (r *Report) versus(c, b *Row) string {
 		case shared != "":
 			why = fmt.Sprintf("its first links share the failure domain %s, so one incident takes out several of its tries at once", shared)
 		default:
-			why = "its order follows prices, not failure domains; it pays less per article and uses the primary's quota less"
+			why = "its order follows prices, not failure domains, and it loses nothing to that here because its first links fail fast and on their own"
+		}
+		if b.MeanQuality < c.MeanQuality-0.3 {
+			why += fmt.Sprintf("; its first link %s writes most of its articles, so that link's quality (%.1f against %.1f) becomes the chain's", b.Order[0], b.MeanQuality, c.MeanQuality)
 		}
 	case ScenarioNaive:
 		why = fmt.Sprintf("it retries at once and remembers nothing (%d calls against the chain's %d)", b.Calls, c.Calls)
@@ -263,8 +266,12 @@ func (r *Report) advice(c *Row) []string {
 		}
 		switch {
 		case !lost("success") && !lost("blackout days") && len(wins) > 0:
-			out = append(out, fmt.Sprintf("change: cost order (%s) publishes as much under this model and costs $%.2f instead of $%.2f — reorder the chain to it, or make this fault model harsher if you do not believe it",
-				strings.Join(co.Order, " → "), co.CostUSD, c.CostUSD))
+			q := ""
+			if lost("quality") {
+				q = fmt.Sprintf(" if a mean quality of %.1f instead of %.1f is good enough", co.MeanQuality, c.MeanQuality)
+			}
+			out = append(out, fmt.Sprintf("change: cost order (%s) publishes as much under this model and costs $%.2f instead of $%.2f — reorder the chain to it%s, or make this fault model harsher if you do not believe it",
+				strings.Join(co.Order, " → "), co.CostUSD, c.CostUSD, q))
 		case lost("success") || lost("blackout days"):
 			out = append(out, fmt.Sprintf("keep: the risk order (%s); cost order saves $%.2f but loses %.2f%% of the jobs and has %d blackout days against %d. To spend less, lower the first link's daily_budget_usd or daily_cap rather than moving correlated links to the front",
 				strings.Join(c.Order, " → "), c.CostUSD-co.CostUSD, 100*(c.SuccessRate-co.SuccessRate), co.BlackoutDays, c.BlackoutDays))
