@@ -160,7 +160,7 @@ func (r *Report) versus(c, b *Row) string {
 			why = "its order follows prices, not failure domains, and it loses nothing to that here because its first links fail fast and on their own"
 		}
 		if b.MeanQuality < c.MeanQuality-0.3 {
-			why += fmt.Sprintf("; its first link %s writes most of its articles, so that link's quality (%.1f against %.1f) becomes the chain's", b.Order[0], b.MeanQuality, c.MeanQuality)
+			why += fmt.Sprintf("; its first link %s writes most of its articles, so its quality (%.1f against %.1f) is what gets published", b.Order[0], b.MeanQuality, c.MeanQuality)
 		}
 	case ScenarioNaive:
 		why = fmt.Sprintf("it retries at once and remembers nothing (%d calls against the chain's %d)", b.Calls, c.Calls)
