@@ -175,7 +175,7 @@ func (r *Report) versus(c, b *Row) string {
 	case len(loses) == 0 && len(wins) == 0:
 		return fmt.Sprintf("%s ties with the chain on every figure: this fault model cannot tell them apart", b.Scenario)
 	case len(loses) == 0:
-		return fmt.Sprintf("%s beats the chain on %s and loses on nothing: the mechanisms it ignores do not bind in this model", b.Scenario, strings.Join(wins, ", "))
+		return fmt.Sprintf("%s beats the chain on %s and loses on nothing: the mechanisms it ignores cost it nothing in this model", b.Scenario, strings.Join(wins, ", "))
 	case len(wins) == 0:
 		return fmt.Sprintf("%s loses to the chain on %s: %s", b.Scenario, strings.Join(loses, ", "), why)
 	}
