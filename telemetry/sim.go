@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // OpenScratch opens (creating) a throwaway database for `contentpipe
@@ -158,4 +159,34 @@ func (s *Store) secondsBetween(a, b string) string {
 		return "EXTRACT(EPOCH FROM (" + b + "::timestamptz - " + a + "::timestamptz))::double precision"
 	}
 	return "(julianday(" + b + ") - julianday(" + a + ")) * 86400.0"
+}
+
+// FirstAlertSince returns the time of the first alert whose key starts with
+// prefix raised at or after since (the silent-decay flag the simulator
+// waits for: prefix "trend:quality:"); ok is false when there is none.
+func (s *Store) FirstAlertSince(ctx context.Context, prefix string, since time.Time) (at time.Time, ok bool, err error) {
+	var ts sql.NullString
+	err = s.db.QueryRowContext(ctx, `SELECT MIN(created_at) FROM alerts WHERE substr(key, 1, ?) = ? AND created_at >= ?`,
+		utf8.RuneCountInString(prefix), prefix, FormatTime(since)).Scan(&ts)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("first alert %s*: %w", prefix, s.queryErr(err))
+	}
+	if !ts.Valid || ts.String == "" {
+		return time.Time{}, false, nil
+	}
+	t, err := ParseTime(ts.String)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("first alert %s*: %w", prefix, err)
+	}
+	return t, true, nil
+}
+
+// CallSpendUSD returns the estimated cost of every call (job, shadow and
+// health): what a budget counts.
+func (s *Store) CallSpendUSD(ctx context.Context) (float64, error) {
+	var v float64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_estimate_usd), 0) FROM calls`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("call spend: %w", s.queryErr(err))
+	}
+	return v, nil
 }

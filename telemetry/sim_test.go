@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSimulatorTotals(t *testing.T) { forEachBackend(t, testSimulatorTotals) }
@@ -68,5 +69,40 @@ func testSimulatorTotals(t *testing.T) {
 	}
 	if !health || shadow {
 		t.Errorf("provider events: health call present %v (want true), shadow call present %v (want false)", health, shadow)
+	}
+}
+
+func TestSimulatorFirstAlertAndSpend(t *testing.T) {
+	forEachBackend(t, testSimulatorFirstAlertAndSpend)
+}
+
+func testSimulatorFirstAlertAndSpend(t *testing.T) {
+	s, err := OpenReadOnly(seedReport(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		prefix string
+		since  time.Time
+		want   time.Time
+		ok     bool
+	}{
+		{"health:", at(1, 0), at(23, 5), true},
+		{"health:", at(23, 5), at(23, 5), true},
+		{"health:", at(23, 6), time.Time{}, false},
+		{"old", at(1, 0), at(1, 5), true},
+		{"trend:", at(1, 0), time.Time{}, false},
+	} {
+		got, ok, err := s.FirstAlertSince(ctx, tc.prefix, tc.since)
+		if err != nil || ok != tc.ok || !got.Equal(tc.want) {
+			t.Errorf("FirstAlertSince(%q, %s) = %s, %v, %v; want %s, %v", tc.prefix, tc.since, got, ok, err, tc.want, tc.ok)
+		}
+	}
+	// Every call counts toward a budget: the job calls' $13.034, the shadow
+	// call's $0.005 and the health call's $0.0001.
+	if v, err := s.CallSpendUSD(ctx); err != nil || !near(v, 13.0391) {
+		t.Errorf("call spend %v, %v; want $13.0391", v, err)
 	}
 }

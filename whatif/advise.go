@@ -88,9 +88,35 @@ type Advice struct {
 	Adjacent []Pair `json:"adjacent_correlated"`
 	// Suggested is the order the history supports: the configured primary
 	// first, then the order that keeps correlated providers furthest apart
-	// (ties keep the configured order).
+	// (ties keep the configured order). Meaningful only when Enough.
 	Suggested []string `json:"suggested"`
+	// History is how much history the advice had.
+	History HistorySize `json:"history"`
+	// Enough reports whether the history reaches MinHistoryHours and
+	// MinHistoryIncidents; without it the advice judges no order.
+	Enough bool `json:"enough_history"`
 }
+
+// HistorySize is how much history an advice rests on.
+type HistorySize struct {
+	// Hours is the time the history spans: first to last observation of
+	// the longest source (the sources of a simulation cover the same days).
+	Hours float64 `json:"hours"`
+	// Calls is the calls and skips that say something about a provider's
+	// health.
+	Calls int `json:"calls"`
+	// Incidents is the failure episodes: runs of consecutive failing buckets
+	// of one provider.
+	Incidents int `json:"incidents"`
+}
+
+// The least history an order is judged from: two weeks, so that a quiet
+// day or a single bad morning does not decide, and enough failure episodes
+// for a pair to show MinCoFailures shared ones.
+const (
+	MinHistoryHours     = 14 * 24
+	MinHistoryIncidents = 2 * MinCoFailures
+)
 
 type bucketKey struct {
 	source string
@@ -134,6 +160,8 @@ func Advise(obs []Observation, configured []string, bucket time.Duration) Advice
 			adv.Adjacent = append(adv.Adjacent, p)
 		}
 	}
+	adv.History = historySize(obs, per)
+	adv.Enough = adv.History.Hours >= MinHistoryHours && adv.History.Incidents >= MinHistoryIncidents
 	adv.Suggested = suggest(configured, func(a, b string) float64 {
 		p, ok := idx[[2]string{a, b}]
 		if !ok || p.Both < MinCoFailures {
@@ -142,6 +170,67 @@ func Advise(obs []Observation, configured []string, bucket time.Duration) Advice
 		return p.CoFail
 	})
 	return adv
+}
+
+// historySize measures the history: its longest span, the calls that
+// count, and the failure episodes per provider.
+func historySize(obs []Observation, per map[string]map[bucketKey]*bucketState) HistorySize {
+	var h HistorySize
+	first, last := map[string]time.Time{}, map[string]time.Time{}
+	for _, o := range obs {
+		if _, known := o.failed(); !known {
+			continue
+		}
+		h.Calls++
+		if f, ok := first[o.Source]; !ok || o.TS.Before(f) {
+			first[o.Source] = o.TS
+		}
+		if l, ok := last[o.Source]; !ok || o.TS.After(l) {
+			last[o.Source] = o.TS
+		}
+	}
+	for src, f := range first {
+		// Sources are parallel histories of the same days (one per
+		// simulated scenario): the longest is the time covered.
+		h.Hours = math.Max(h.Hours, last[src].Sub(f).Hours())
+	}
+	for _, m := range per {
+		keys := make([]bucketKey, 0, len(m))
+		for k, st := range m {
+			if st.fails() {
+				keys = append(keys, k)
+			}
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].source != keys[j].source {
+				return keys[i].source < keys[j].source
+			}
+			return keys[i].hour < keys[j].hour
+		})
+		for i, k := range keys {
+			// A new episode unless the previous failing bucket is the one
+			// before it (of the same source) or the provider was not seen
+			// in between.
+			if i == 0 || keys[i-1].source != k.source || !quietBetween(m, keys[i-1], k) {
+				h.Incidents++
+			}
+		}
+	}
+	return h
+}
+
+// quietBetween reports whether the provider was not seen answering between
+// two failing buckets of one source: they belong to one episode.
+func quietBetween(m map[bucketKey]*bucketState, a, b bucketKey) bool {
+	if b.hour-a.hour > 24*7 {
+		return false // a week apart: two episodes whatever happened between
+	}
+	for hr := a.hour + 1; hr < b.hour; hr++ {
+		if st, ok := m[bucketKey{a.source, hr}]; ok && !st.fails() {
+			return false
+		}
+	}
+	return true
 }
 
 // buckets sorts the observations whose outcome says something about a
@@ -291,9 +380,15 @@ func (a Advice) Text() string {
 				p.A, p.B, p.Both, p.Both+p.OnlyA+p.OnlyB, 100*p.CoFail)
 		}
 	}
-	if strings.Join(a.Suggested, ",") == strings.Join(a.Configured, ",") {
+	h := a.History
+	fmt.Fprintf(&sb, "  history: %.0f hours (%.1f days), %d calls and skips, %d failure episodes\n", h.Hours, h.Hours/24, h.Calls, h.Incidents)
+	switch {
+	case !a.Enough:
+		fmt.Fprintf(&sb, "  not enough history to judge the order: it needs at least %d hours (%d days) and %d failure episodes; keep the configured order and ask again later\n",
+			MinHistoryHours, MinHistoryHours/24, MinHistoryIncidents)
+	case strings.Join(a.Suggested, ",") == strings.Join(a.Configured, ","):
 		fmt.Fprintf(&sb, "  the history supports the configured order %s\n", strings.Join(a.Configured, " → "))
-	} else {
+	default:
 		fmt.Fprintf(&sb, "  the history supports the order %s\n", strings.Join(a.Suggested, " → "))
 	}
 	return sb.String()

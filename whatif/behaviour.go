@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/contentpipe/contentpipe/adapters/sim"
@@ -24,13 +25,118 @@ type behaviour struct {
 	busy    func(time.Time) bool
 	factor  float64
 
-	perJ  map[string]int // calls per job so far
-	burst time.Time      // end of the current per-minute 429 burst
-	qDay  time.Time      // start of the provider day the quota counts
-	qUsed int
+	start time.Time // the first simulated day: drift and auth count from it
+
+	perJ    map[string]int // calls per job so far
+	burst   time.Time      // end of the current throttle (a per-minute 429 burst, lengthened by penalties)
+	ban     time.Time      // end of the current temporary ban
+	reqs    []time.Time    // requests of the last minute (RPM bucket), refused ones included
+	toks    []tokenUse     // admitted requests' tokens of the last minute (TPM bucket)
+	refused []time.Time    // rate-limit refusals of the last minute (ban_after)
+	qDay    time.Time      // start of the provider day the quotas count
+	qUsed   int            // answered requests this provider day
+	tUsed   int            // tokens of the answers this provider day
 }
 
-var _ sim.Behaviour = (*behaviour)(nil)
+// tokenUse is one admitted request in the TPM bucket.
+type tokenUse struct {
+	at time.Time
+	n  int
+}
+
+var (
+	_ sim.Behaviour = (*behaviour)(nil)
+	_ sim.Meter     = (*behaviour)(nil)
+)
+
+// Answered counts an answer's tokens against the provider day's token
+// quota.
+func (b *behaviour) Answered(now time.Time, _ chain.Request, in, out int) {
+	b.rollDay(now)
+	b.tUsed += in + out
+}
+
+// rollDay starts a new provider day's quota count when now is past the reset.
+func (b *behaviour) rollDay(now time.Time) time.Time {
+	day := b.reset.dayStart(now)
+	if !day.Equal(b.qDay) {
+		b.qDay, b.qUsed, b.tUsed = day, 0, 0
+	}
+	return day
+}
+
+// lengthAt is the share of the asked length the model aims at, at now:
+// its Quality.Length, slid along its Drift.
+func (b *behaviour) lengthAt(now time.Time) float64 {
+	base := b.m.Quality.Length
+	dr := b.m.Drift
+	if dr.Length <= 0 {
+		return base
+	}
+	if base <= 0 {
+		base = 1
+	}
+	from := b.start.Add(dr.After)
+	if now.Before(from) {
+		return b.m.Quality.Length
+	}
+	f := 1.0
+	if dr.Over > 0 && now.Before(from.Add(dr.Over)) {
+		f = float64(now.Sub(from)) / float64(dr.Over)
+	}
+	return base + f*(dr.Length-base)
+}
+
+// revoked reports whether the provider's key is revoked at now.
+func (b *behaviour) revoked(now time.Time) bool {
+	a := b.m.Auth
+	if a.RevokedAfter <= 0 {
+		return false
+	}
+	from := b.start.Add(a.RevokedAfter)
+	return !now.Before(from) && (a.RestoredAfter <= 0 || now.Before(from.Add(a.RestoredAfter)))
+}
+
+// trim drops the entries older than a minute before now.
+func trim(ts []time.Time, now time.Time) []time.Time {
+	i := 0
+	for i < len(ts) && !ts[i].After(now.Add(-time.Minute)) {
+		i++
+	}
+	return ts[i:]
+}
+
+// refuse records a rate-limit refusal at now: while throttled it pushes the
+// throttle's end out by the penalty, and BanAfter refusals within a minute
+// start (or re-arm) a ban.
+func (b *behaviour) refuse(now time.Time, throttled bool) {
+	rl := b.m.RateLimit
+	if throttled && rl.Penalty > 0 && b.burst.Before(now.Add(rl.Penalty)) {
+		b.burst = now.Add(rl.Penalty)
+	}
+	if rl.BanAfter <= 0 {
+		return
+	}
+	b.refused = append(trim(b.refused, now), now)
+	if len(b.refused) >= rl.BanAfter {
+		b.ban = now.Add(rl.Ban)
+	}
+}
+
+// estimateTokens is what a request asks of a TPM bucket: its prompt at
+// about four characters a token and the answer its "Target words" line
+// asks for at 1.35 tokens a word (1,500 words when it names none).
+func estimateTokens(req chain.Request) int {
+	words := 1500
+	if _, rest, ok := strings.Cut(req.Prompt, "Target words:"); ok {
+		if f := strings.Fields(rest); len(f) > 0 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 0 {
+				words = n
+			}
+		}
+	}
+	return (len(req.System)+len(req.Prompt))/4 + words*135/100
+}
 
 // Decide draws the request's fault, latency and text.
 func (b *behaviour) Decide(now time.Time, req chain.Request, fault sim.Fault, scripted bool) sim.Decision {
@@ -49,30 +155,40 @@ func (b *behaviour) Decide(now time.Time, req chain.Request, fault sim.Fault, sc
 	// texts let the simulator score each distinct answer once.
 	textSeed := int64(rand.New(rand.NewPCG(b.seed^hash64("text"), hash64(jobID)+uint64(k))).Uint64() >> 1)
 	d := sim.Decision{Fault: fault, Quota: chain.QuotaHint{Remaining: -1}, TextSeed: textSeed, TextN: k,
-		Thin: b.m.Quality.Thin, Length: b.m.Quality.Length}
+		Thin: b.m.Quality.Thin, Length: b.lengthAt(now)}
 	if !scripted {
-		d = b.draw(rng, now, d)
+		d = b.draw(rng, now, req, d)
 	}
 	d.Latency, d.FirstToken = b.latency(rng, d.Fault)
 	return d
 }
 
 // draw draws a fault from the fault model at now.
-func (b *behaviour) draw(rng *rand.Rand, now time.Time, d sim.Decision) sim.Decision {
+func (b *behaviour) draw(rng *rand.Rand, now time.Time, req chain.Request, d sim.Decision) sim.Decision {
+	if b.revoked(now) {
+		d.Fault = sim.FaultUnauthorized
+		return d
+	}
+	day := b.rollDay(now)
+	next := b.reset.next(now)
 	if w, ok := b.outageAt(now); ok {
 		d.Fault = w.fault
+		if w.fault == sim.FaultRateDay {
+			d.ResetAt = next
+		}
 		return d
 	}
 	rl := b.m.RateLimit
-	day := b.reset.dayStart(now)
-	if !day.Equal(b.qDay) {
-		b.qDay, b.qUsed = day, 0
+	if now.Before(b.ban) {
+		b.reqs = append(trim(b.reqs, now), now)
+		b.refuse(now, false)
+		d.Fault, d.RetryAfter = sim.FaultRateMinute, b.ban.Sub(now)
+		return d
 	}
 	quota := rl.DailyQuota
 	if rl.BusyDayQuota > 0 && b.busy(day) {
 		quota = rl.BusyDayQuota
 	}
-	next := b.reset.next(now)
 	if quota > 0 {
 		d.Quota = chain.QuotaHint{Remaining: max(0, quota-b.qUsed), Reset: next.Sub(now)}
 		if b.qUsed >= quota {
@@ -80,9 +196,44 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, d sim.Decision) sim.Deci
 			return d
 		}
 	}
+	if rl.DailyTokens > 0 && b.tUsed >= rl.DailyTokens {
+		d.Fault, d.ResetAt = sim.FaultRateDay, next
+		d.Quota = chain.QuotaHint{Remaining: 0, Reset: next.Sub(now)}
+		return d
+	}
+	// Every request counts in the minute's request bucket, refused or not.
+	b.reqs = append(trim(b.reqs, now), now)
 	if now.Before(b.burst) {
+		b.refuse(now, true)
 		d.Fault, d.RetryAfter = sim.FaultRateMinute, b.burst.Sub(now)
 		return d
+	}
+	if rl.RPM > 0 && len(b.reqs) > rl.RPM {
+		// The bucket empties a minute after the oldest request still in it.
+		until := b.reqs[len(b.reqs)-rl.RPM-1].Add(time.Minute)
+		b.burst = until
+		b.refuse(now, true)
+		d.Fault, d.RetryAfter = sim.FaultRateMinute, max(time.Second, b.burst.Sub(now))
+		return d
+	}
+	if rl.TPM > 0 {
+		i := 0
+		for i < len(b.toks) && !b.toks[i].at.After(now.Add(-time.Minute)) {
+			i++
+		}
+		b.toks = b.toks[i:]
+		used := 0
+		for _, t := range b.toks {
+			used += t.n
+		}
+		est := estimateTokens(req)
+		if used+est > rl.TPM && len(b.toks) > 0 {
+			b.burst = b.toks[0].at.Add(time.Minute)
+			b.refuse(now, true)
+			d.Fault, d.RetryAfter = sim.FaultRateMinute, max(time.Second, b.burst.Sub(now))
+			return d
+		}
+		b.toks = append(b.toks, tokenUse{at: now, n: est})
 	}
 	pm := rl.PerMinute
 	if v, ok := rl.ByHour[strconv.Itoa(now.UTC().Hour())]; ok {
@@ -98,6 +249,7 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, d sim.Decision) sim.Deci
 		}
 		length := max(time.Second, time.Duration(rng.ExpFloat64()*float64(mean)))
 		b.burst = now.Add(length)
+		b.refuse(now, false)
 		d.Fault, d.RetryAfter = sim.FaultRateMinute, length
 		return d
 	}
@@ -126,7 +278,7 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, d sim.Decision) sim.Deci
 			d.Fault = sim.FaultTruncate
 		}
 	}
-	if d.Fault != sim.FaultServerError && d.Fault != sim.FaultUnavailable && d.Fault != sim.FaultHang {
+	if d.Fault != sim.FaultServerError && d.Fault != sim.FaultUnavailable && d.Fault != sim.FaultHang && d.Fault != sim.FaultStall {
 		b.qUsed++ // an answered request counts against the day's quota
 		if quota > 0 {
 			d.Quota.Remaining = max(0, quota-b.qUsed)
@@ -139,7 +291,7 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, d sim.Decision) sim.Deci
 func (b *behaviour) latency(rng *rand.Rand, f sim.Fault) (total, first time.Duration) {
 	l := b.m.Latency
 	switch f {
-	case sim.FaultNone, sim.FaultLowQuality, sim.FaultMetaPhrase, sim.FaultBadJSON, sim.FaultTruncate, sim.FaultStreamCut, sim.FaultSlowFirstToken:
+	case sim.FaultNone, sim.FaultLowQuality, sim.FaultMetaPhrase, sim.FaultBadJSON, sim.FaultTruncate, sim.FaultStreamCut, sim.FaultSlowFirstToken, sim.FaultStall:
 		med := l.Median
 		if med <= 0 {
 			med = 12 * time.Second

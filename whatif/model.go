@@ -55,6 +55,31 @@ type ProviderModel struct {
 	Errors Errors `yaml:"errors"`
 	// Quality is the distribution of its answers.
 	Quality Quality `yaml:"quality"`
+	// Drift is a slow slide of its answers' quality over weeks.
+	Drift Drift `yaml:"drift"`
+	// Auth is a revoked key.
+	Auth Auth `yaml:"auth"`
+}
+
+// Drift is a silent decay of a provider's answers: from After (counted
+// from the first simulated day) the length its model aims at slides
+// linearly, over Over, from its Quality.Length (or 1) to Length, and stays
+// there. The gate's words check costs 100·(1 − words/(0.8·target)) points
+// below 80 % of the target, so a Length of 0.72 is a slide of about ten
+// points in the mean score. The zero value drifts nothing.
+type Drift struct {
+	After  time.Duration `yaml:"after"`
+	Over   time.Duration `yaml:"over"`
+	Length float64       `yaml:"length"`
+}
+
+// Auth is a revoked key: from RevokedAfter (counted from the first
+// simulated day) every call gets a 401, until the operator has put a new
+// key in place RestoredAfter later (0 = never). The zero value revokes
+// nothing.
+type Auth struct {
+	RevokedAfter  time.Duration `yaml:"revoked_after"`
+	RestoredAfter time.Duration `yaml:"restored_after"`
 }
 
 // Outages is a stream of outages: starts are a Poisson process with mean
@@ -63,9 +88,12 @@ type ProviderModel struct {
 type Outages struct {
 	Every  time.Duration `yaml:"every"`
 	Length time.Duration `yaml:"length"`
-	// Fault is how calls fail during an outage: unavailable (503, the
-	// default), server_error (500) or hang (no answer until the link's
-	// timeout).
+	// Fault is how calls fail during an outage: unavailable (503 within
+	// the error latency, the default), server_error (500), hang (no first
+	// token until the link's first-token timeout), stall (the answer starts,
+	// then stalls mid-stream until the link's total timeout) or rate_day
+	// (every call gets the daily-quota 429: the provider day's share is
+	// gone, "an hour later still 429").
 	Fault sim.Fault `yaml:"fault"`
 }
 
@@ -93,6 +121,31 @@ type RateLimit struct {
 	// DailyQuota is the number of answered requests per provider day; the
 	// next request gets a daily-quota 429. 0 = unlimited.
 	DailyQuota int `yaml:"daily_quota"`
+	// DailyTokens is the input and output tokens of the answers delivered
+	// per provider day (a free tier's TPD); once used up, the next request
+	// gets a daily-quota 429. 0 = unlimited.
+	DailyTokens int `yaml:"daily_tokens"`
+	// RPM is the per-minute request allowance: a request is refused with a
+	// per-minute 429 when RPM requests arrived in the minute before it.
+	// Every request counts, the refused ones too, so retrying into a full
+	// bucket keeps it full. 0 = none.
+	RPM int `yaml:"rpm"`
+	// TPM is the per-minute token allowance: each admitted request counts
+	// the tokens it asks for (its prompt, about four characters a token, and
+	// the answer its "Target words" line asks for, 1.35 tokens a word);
+	// a request that does not fit the minute is refused. 0 = none.
+	TPM int `yaml:"tpm"`
+	// Penalty lengthens a throttle for those who do not wait: a request
+	// refused while throttled (inside a burst, or into a full RPM or TPM
+	// bucket) pushes the throttle's end to at least Penalty after it.
+	// 0 = none.
+	Penalty time.Duration `yaml:"penalty"`
+	// BanAfter refused requests within one minute earn a temporary ban of
+	// Ban: every request in it is refused with the rest of the ban as its
+	// Retry-After, and counts as refused, so a client that goes on
+	// hammering re-arms it. 0 = no ban.
+	BanAfter int           `yaml:"ban_after"`
+	Ban      time.Duration `yaml:"ban"`
 	// BusyDayQuota is the daily quota on busy days (see Model.BusyDays);
 	// 0 means DailyQuota.
 	BusyDayQuota int `yaml:"busy_day_quota"`

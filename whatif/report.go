@@ -30,7 +30,18 @@ type Row struct {
 	// Alerts30d is the alerts the product's rules raised, per 30 days, by
 	// severity (critical, warning, info).
 	Alerts30d map[string]float64 `json:"alerts_per_30_days"`
-	DB        string             `json:"db"`
+	// PublishedTwice is the topics (a topic of a day) more than one job
+	// was delivered for; anything but 0 is a bug.
+	PublishedTwice int `json:"published_twice"`
+	// DriftDays is the days from the start of the fault model's quality
+	// drift to the first quality trend alert of the weekly report; -1 when
+	// the model has no drift or it was never flagged.
+	DriftDays float64 `json:"drift_flagged_after_days"`
+	// SpendUSD is the cost of every call; BudgetUSD what the chain's
+	// budget allows over the period (0 = no budget).
+	SpendUSD  float64 `json:"spend_usd"`
+	BudgetUSD float64 `json:"budget_usd"`
+	DB        string  `json:"db"`
 }
 
 // Report is the result of Run: one row per scenario, in table order.
@@ -39,7 +50,11 @@ type Report struct {
 	Days        int       `json:"days"`
 	PostsPerDay int       `json:"posts_per_day"`
 	Start       time.Time `json:"start"`
-	Rows        []Row     `json:"rows"`
+	// Drift reports whether the fault model has a quality drift.
+	Drift bool `json:"drift"`
+	// Mechanisms is what the fault model has that a strategy can lose to.
+	Mechanisms Mechanisms `json:"mechanisms"`
+	Rows       []Row      `json:"rows"`
 }
 
 // Row returns the row of scenario name, or nil.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -27,6 +28,8 @@ type Store interface {
 	JobCallTotals(ctx context.Context) (telemetry.JobCallTotals, error)
 	PublishSeconds(ctx context.Context) ([]float64, error)
 	AlertCounts(ctx context.Context) (map[string]int, error)
+	FirstAlertSince(ctx context.Context, prefix string, since time.Time) (time.Time, bool, error)
+	CallSpendUSD(ctx context.Context) (float64, error)
 	Close() error
 }
 
@@ -65,6 +68,15 @@ type Config struct {
 	Scenarios []string
 	// Progress, when set, is told when a scenario starts and ends.
 	Progress func(scenario string, done bool)
+	// Limits, when set, lists the daily caps and the token and money
+	// limits the alert rules check at now, as after a real run (the
+	// command's own lists for the scenario's links); nil = none.
+	Limits func(links []*chain.Link, now time.Time) ([]alerts.CapLimit, []alerts.SpendCheck)
+	// ReportTimes returns the times of the weekly report on a day, as
+	// offsets from its UTC midnight (schedule.report); nil = Mondays 09:00.
+	// Each report runs the product's decay detectors over its week and
+	// queues their trend alerts, as `contentpipe report` does.
+	ReportTimes func(day time.Time) []time.Duration
 }
 
 // Run simulates every scenario of cfg in turn, each on its own virtual
@@ -80,6 +92,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	w := cfg.World
 	rep := &Report{Seed: w.seed, Days: w.days, PostsPerDay: cfg.postsPerDay(), Start: w.start, Rows: make([]Row, len(names))}
+	_, rep.Drift = w.DriftStart()
+	rep.Mechanisms = w.model.mechanisms()
 	gate := &memoGate{g: cfg.Chain.Gate, m: map[gateKey]quality.Result{}}
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
@@ -170,7 +184,8 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 	if err != nil {
 		return Row{}, err
 	}
-	walks, err := cfg.drive(ctx, ch, store, clock)
+	pub := &countingPublisher{by: map[string]map[string]bool{}}
+	walks, err := cfg.drive(ctx, ch, store, clock, pub)
 	if err != nil {
 		return Row{}, err
 	}
@@ -178,6 +193,21 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 	if err != nil {
 		return Row{}, err
 	}
+	row.PublishedTwice = pub.twice()
+	row.DriftDays = -1
+	if from, ok := w.DriftStart(); ok {
+		at, flagged, err := store.FirstAlertSince(ctx, "trend:quality:", from)
+		if err != nil {
+			return Row{}, err
+		}
+		if flagged {
+			row.DriftDays = at.Sub(from).Hours() / 24
+		}
+	}
+	if row.SpendUSD, err = store.CallSpendUSD(ctx); err != nil {
+		return Row{}, err
+	}
+	row.BudgetUSD = budgetFor(cfg.Chain, w.days)
 	for _, l := range order {
 		row.Order = append(row.Order, l.Name)
 	}
@@ -205,6 +235,7 @@ func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, g
 	ch := &chain.Chain{
 		Policy: tpl.Policy, Breaker: tpl.Breaker, Deadline: tpl.Deadline, Gate: gate,
 		Prompt: tpl.Prompt, Schema: tpl.Schema, Store: store, Clock: clock, Jitter: jit.Float64,
+		Budget: tpl.Budget,
 	}
 	if naive {
 		ch.Store = forgetful{store}
@@ -224,7 +255,8 @@ func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, g
 		}
 		cl := &chain.Link{
 			Name: l.Name, Model: l.Model, Family: l.Family, Infra: l.Infra, Provider: p,
-			DailyCap: l.DailyCap, CapReset: l.CapReset, Price: l.Price, MaxTokens: l.MaxTokens, Stream: l.Stream,
+			DailyCap: l.DailyCap, DailyTokens: l.DailyTokens, DailyBudgetUSD: l.DailyBudgetUSD,
+			CapReset: l.CapReset, Price: l.Price, MaxTokens: l.MaxTokens, Stream: l.Stream,
 			Pacer: chain.NewPacer(spec.RPM, spec.TPM),
 		}
 		n := 1
@@ -241,12 +273,12 @@ func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, g
 // drive runs every day of the World through ch: at each run time of the
 // day it sets clock and lets a runner take the due jobs. It returns every
 // job's pass through the chain, in order.
-func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock) ([]walk, error) {
+func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock, pub chain.Publisher) ([]walk, error) {
 	w := cfg.World
 	var walks []walk
 	var last time.Time
 	runner := &chain.Runner{
-		Chain: ch, Jobs: store, Publisher: sim.NopPublisher{},
+		Chain: ch, Jobs: store, Publisher: pub,
 		Owner: chain.Owner{Host: "simulate", PID: 1}, Alive: func(chain.Owner) bool { return true },
 		Parallel: 1,
 		OnJob: func(r chain.JobReport) {
@@ -256,18 +288,27 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 			last = now
 		},
 	}
-	rules := cfg.alertRules(ch, runner, store, clock)
+	rules, out := cfg.alertRules(ch, runner, store, clock)
 	perRun, runs := cfg.postsPerRun(), cfg.runTimes()
 	for day := range w.days {
 		dayStart := w.start.AddDate(0, 0, day)
 		slot := dayStart.Format("2006-01-02")
 		jobs := cfg.jobs(slot)
-		for _, off := range runs {
+		for _, ev := range cfg.dayEvents(dayStart, runs) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			clock.Set(dayStart.Add(off))
+			clock.Set(dayStart.Add(ev.at))
+			if ev.report {
+				if err := weeklyReport(ctx, store, out, ch.Links[0].Name, clock.Now()); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			last = clock.Now()
+			// Each run is a new process in production: the halt on an auth
+			// failure and the providers skipped for the run end with it.
+			runner.Chain = runChain(ch)
 			sum := runner.Run(ctx, jobs, perRun)
 			for _, r := range sum.Reports {
 				if r.Status == chain.JobError && r.Err != nil {
@@ -276,7 +317,11 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 			}
 			// The same alert rules as after a real run, at the run's time.
 			if rules != nil {
-				if err := rules.Evaluate(ctx, clock.Now()); err != nil {
+				now := clock.Now()
+				if cfg.Limits != nil {
+					rules.Caps, rules.Spend = cfg.Limits(ch.Links, now)
+				}
+				if err := rules.Evaluate(ctx, now); err != nil {
 					return nil, err
 				}
 			}
@@ -285,19 +330,119 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 	return walks, nil
 }
 
+// runChain returns a chain with ch's settings and links and none of its
+// run-scoped state (halt, providers skipped for the run).
+func runChain(ch *chain.Chain) *chain.Chain {
+	return &chain.Chain{
+		Links: ch.Links, Policy: ch.Policy, Breaker: ch.Breaker, Deadline: ch.Deadline, Store: ch.Store, Gate: ch.Gate,
+		Clock: ch.Clock, Prompt: ch.Prompt, Schema: ch.Schema, Jitter: ch.Jitter, Progress: ch.Progress, Shadow: ch.Shadow,
+		Notifier: ch.Notifier, Secrets: ch.Secrets, Budget: ch.Budget,
+	}
+}
+
+// dayEvent is a run or a weekly report at an offset of a day.
+type dayEvent struct {
+	at     time.Duration
+	report bool
+}
+
+// dayEvents returns the day's runs and reports in time order (a report
+// at the time of a run comes after it).
+func (cfg *Config) dayEvents(day time.Time, runs []time.Duration) []dayEvent {
+	var evs []dayEvent
+	for _, r := range runs {
+		evs = append(evs, dayEvent{at: r})
+	}
+	var reps []time.Duration
+	if cfg.ReportTimes != nil {
+		reps = cfg.ReportTimes(day)
+	} else if day.Weekday() == time.Monday {
+		reps = []time.Duration{9 * time.Hour}
+	}
+	for _, r := range reps {
+		evs = append(evs, dayEvent{at: r, report: true})
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
+	return evs
+}
+
+// weeklyReport is the weekly `report` of a scenario: the product's decay
+// detectors over the last seven days (and the seven before as the
+// baseline), whose trend alerts go to the scenario's outbox.
+func weeklyReport(ctx context.Context, store Store, out chain.Notifier, firstLink string, now time.Time) error {
+	ts, ok := store.(*telemetry.Store)
+	if !ok || out == nil {
+		return nil
+	}
+	d, err := ts.Report(ctx, now.Add(-7*24*time.Hour), now, firstLink)
+	if err != nil {
+		return fmt.Errorf("weekly report: %w", err)
+	}
+	for _, a := range alerts.NewReport(d).Alerts() {
+		if err := out.Notify(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countingPublisher publishes nowhere and counts the jobs delivered to each
+// place (a topic of a day): more than one is a topic published twice.
+type countingPublisher struct {
+	sim.NopPublisher
+	mu sync.Mutex
+	by map[string]map[string]bool // location → job ids
+}
+
+func (p *countingPublisher) Deliver(ctx context.Context, d chain.Delivery) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.by[d.Location] == nil {
+		p.by[d.Location] = map[string]bool{}
+	}
+	p.by[d.Location][d.JobID] = true
+	return p.NopPublisher.Deliver(ctx, d)
+}
+
+// twice is the number of places more than one job was delivered to.
+func (p *countingPublisher) twice() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, ids := range p.by {
+		if len(ids) > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// budgetFor is the money a chain's budget allows over days: its daily
+// limit times the days, else its monthly limit per 30 days; 0 when it has
+// none.
+func budgetFor(ch *chain.Chain, days int) float64 {
+	switch {
+	case ch.Budget.DailyUSD > 0:
+		return ch.Budget.DailyUSD * float64(days)
+	case ch.Budget.MonthlyUSD > 0:
+		return ch.Budget.MonthlyUSD * float64(days) / 30
+	}
+	return 0
+}
+
 // alertRules wires the product's alerts into a scenario: the outbox of
 // the scenario's own store on the virtual clock takes the chain's and the
 // runner's alerts (auth, clamped delays) and the rules evaluated after each
 // run (incidents, caps, review queue). Nil when the store is not the
 // product's own.
-func (cfg *Config) alertRules(ch *chain.Chain, runner *chain.Runner, store Store, clock *sim.VirtualClock) *alerts.Rules {
+func (cfg *Config) alertRules(ch *chain.Chain, runner *chain.Runner, store Store, clock *sim.VirtualClock) (*alerts.Rules, chain.Notifier) {
 	ts, ok := store.(*telemetry.Store)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	out := &alerts.Outbox{Store: ts, Clock: clock}
 	ch.Notifier, runner.Notifier = out, out
-	return &alerts.Rules{Store: ts, Notifier: out, BudgetWarnAt: 0.8, ProviderDownAfter: cfg.providerDownAfter()}
+	return &alerts.Rules{Store: ts, Notifier: out, BudgetWarnAt: 0.8, ProviderDownAfter: cfg.providerDownAfter()}, out
 }
 
 // providerDownAfter is the provider_down rule's threshold: ProviderDownAfter,

@@ -58,6 +58,19 @@ func (m *Model) Validate() error {
 		c.rateLimit(base+".rate_limit", p.RateLimit)
 		c.errors(base+".errors", p.Errors)
 		c.quality(base+".quality", p.Quality)
+		c.dur(base+".drift.after", p.Drift.After)
+		c.dur(base+".drift.over", p.Drift.Over)
+		if p.Drift.Length != 0 && !(p.Drift.Length > 0 && p.Drift.Length <= 2) {
+			c.bad(base+".drift.length", "share %v outside (0,2]", p.Drift.Length)
+		}
+		if p.Drift.Length == 0 && (p.Drift.After > 0 || p.Drift.Over > 0) {
+			c.bad(base+".drift.length", "a drift needs the share of the asked length it slides to (e.g. 0.72 for about -10 points)")
+		}
+		c.dur(base+".auth.revoked_after", p.Auth.RevokedAfter)
+		c.dur(base+".auth.restored_after", p.Auth.RestoredAfter)
+		if p.Auth.RestoredAfter > 0 && p.Auth.RevokedAfter <= 0 {
+			c.bad(base+".auth.revoked_after", "restored_after needs revoked_after: when the key is revoked")
+		}
 	}
 	sort.SliceStable(c.errs, func(i, j int) bool { return c.errs[i].Error() < c.errs[j].Error() })
 	return errors.Join(c.errs...)
@@ -89,9 +102,9 @@ func (c *checker) outages(path string, o Outages) {
 		c.bad(path+".length", "an outage stream needs a length")
 	}
 	switch o.Fault {
-	case "", sim.FaultUnavailable, sim.FaultServerError, sim.FaultHang:
+	case "", sim.FaultUnavailable, sim.FaultServerError, sim.FaultHang, sim.FaultStall, sim.FaultRateDay:
 	default:
-		c.bad(path+".fault", "want unavailable, server_error or hang, got %q", o.Fault)
+		c.bad(path+".fault", "want unavailable, server_error, hang, stall or rate_day, got %q", o.Fault)
 	}
 }
 
@@ -120,6 +133,16 @@ func (c *checker) rateLimit(path string, rl RateLimit) {
 	c.dur(path+".burst", rl.Burst)
 	if rl.DailyQuota < 0 {
 		c.bad(path+".daily_quota", "must not be negative")
+	}
+	for k, v := range map[string]int{"daily_tokens": rl.DailyTokens, "rpm": rl.RPM, "tpm": rl.TPM, "ban_after": rl.BanAfter} {
+		if v < 0 {
+			c.bad(path+"."+k, "must not be negative")
+		}
+	}
+	c.dur(path+".penalty", rl.Penalty)
+	c.dur(path+".ban", rl.Ban)
+	if rl.BanAfter > 0 && rl.Ban <= 0 {
+		c.bad(path+".ban", "ban_after needs the ban's length (e.g. 1h)")
 	}
 	if rl.BusyDayQuota < 0 {
 		c.bad(path+".busy_day_quota", "must not be negative")

@@ -3,6 +3,7 @@ package whatif
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contentpipe/contentpipe/adapters/sim"
 )
@@ -31,6 +32,14 @@ func TestModelValidate(t *testing.T) {
 			m.Providers["cerebras"] = p
 		}, "providers.cerebras.rate_limit.by_hour.24"},
 		{func(m *Model) { m.Start = "2026-13-01" }, "start"},
+		{func(m *Model) { p := m.Providers["groq"]; p.RateLimit.BanAfter = 3; m.Providers["groq"] = p }, "providers.groq.rate_limit.ban"},
+		{func(m *Model) { p := m.Providers["groq"]; p.RateLimit.RPM = -1; m.Providers["groq"] = p }, "providers.groq.rate_limit.rpm"},
+		{func(m *Model) { p := m.Providers["gemini"]; p.Drift.After = time.Hour; m.Providers["gemini"] = p }, "providers.gemini.drift.length"},
+		{func(m *Model) {
+			p := m.Providers["gemini"]
+			p.Auth.RestoredAfter = time.Hour
+			m.Providers["gemini"] = p
+		}, "providers.gemini.auth.revoked_after"},
 	}
 	for _, c := range cases {
 		m := smallModel()

@@ -59,6 +59,22 @@ func (w *World) Busy(t time.Time) bool {
 	return i >= 0 && i < len(w.busy) && w.busy[i]
 }
 
+// DriftStart returns the first time a provider's quality starts to drift
+// (ok false when none drifts within the simulated days).
+func (w *World) DriftStart() (time.Time, bool) {
+	var at time.Time
+	for _, name := range sortedKeys(w.model.Providers) {
+		dr := w.model.Providers[name].Drift
+		if dr.Length <= 0 {
+			continue
+		}
+		if t := w.start.Add(dr.After); at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	return at, !at.IsZero() && at.Before(w.start.AddDate(0, 0, w.days))
+}
+
 // OutageHours returns the hours provider spends in outages (own and group).
 func (w *World) OutageHours(provider string) float64 {
 	var d time.Duration
@@ -90,7 +106,7 @@ func (w *World) Provider(name, kind string, clock chain.Clock, spec LinkSpec) (*
 	rs, _ := parseReset(pm.RateLimit.QuotaReset) // validated
 	return &sim.InProc{
 		Name: name, Flavor: fl, Model: spec.Model, Clock: clock, Timeouts: spec.Timeouts, JSONMode: spec.JSONMode,
-		Behaviour: &behaviour{name: name, m: pm, seed: w.seed, outages: w.outages[name], reset: rs, busy: w.Busy, factor: w.model.busyFactor()},
+		Behaviour: &behaviour{name: name, m: pm, seed: w.seed, outages: w.outages[name], reset: rs, busy: w.Busy, factor: w.model.busyFactor(), start: w.start},
 	}, nil
 }
 

@@ -53,6 +53,21 @@ type Behaviour interface {
 	Decide(now time.Time, req chain.Request, fault Fault, scripted bool) Decision
 }
 
+// Meter is an optional part of a Behaviour: InProc tells it the tokens of
+// every answer it delivered (accepted by the gate or not), so that a fault
+// model can count a daily token quota the way the provider does, from what
+// it processed. Called under InProc's lock, like Decide.
+type Meter interface {
+	Answered(now time.Time, req chain.Request, inputTokens, outputTokens int)
+}
+
+// FaultStall is a fault only an InProc renders: the answer starts (the
+// first token arrives) and then stalls mid-stream, a token or a keep-alive
+// now and then so that no idle timeout fires, until the link's total
+// timeout (else the job deadline). It is what an overloaded inference host
+// does, and it costs the whole total timeout, where a 503 costs a second.
+const FaultStall Fault = "stall"
+
 // Decision is a Behaviour's answer for one request. The zero value is a
 // normal answer at once with the Profile's text.
 type Decision struct {
@@ -252,12 +267,31 @@ func (p *InProc) hang(ctx context.Context, stream bool) *chain.ProviderError {
 	return pe
 }
 
+// stall is what a stream that stalls after its first token costs: the
+// link's total timeout (else the job deadline), with the first token in it.
+func (p *InProc) stall(ctx context.Context, d draw) *chain.ProviderError {
+	first := d.firstTok
+	if first <= 0 {
+		first = time.Second
+	}
+	total := p.Timeouts.Total
+	if total <= 0 {
+		total = 15 * time.Minute
+	}
+	first = min(first, total)
+	_ = p.Clock.Sleep(ctx, total)
+	return &chain.ProviderError{Provider: p.Name, Status: 200, Outcome: chain.OutcomeTimeoutTotal,
+		Message: "the stream stalled after its first token: no complete answer within " + total.String(), FirstToken: first, Quota: d.quota}
+}
+
 // render turns a draw into the adapter's answer or error.
 func (p *InProc) render(ctx context.Context, d draw, req chain.Request) (chain.Response, error) {
 	now := p.Clock.Now()
 	switch d.fault {
 	case FaultHang:
 		return chain.Response{}, p.hang(ctx, req.Stream)
+	case FaultStall:
+		return chain.Response{}, p.stall(ctx, d)
 	case FaultRateMinute, FaultRateDay, FaultUnavailable, FaultServerError,
 		FaultUnauthorized, FaultInvalidKey, FaultForbidden:
 		_ = p.Clock.Sleep(ctx, d.latency)
@@ -324,6 +358,11 @@ func (p *InProc) render(ctx context.Context, d draw, req chain.Request) (chain.R
 		resp.FinishReason = finishGemini(a.finish)
 	} else {
 		resp.FinishReason = finishOpenAI(a.finish)
+	}
+	if m, ok := p.Behaviour.(Meter); ok {
+		p.mu.Lock()
+		m.Answered(p.Clock.Now(), req, resp.InputTokens, resp.OutputTokens)
+		p.mu.Unlock()
 	}
 	return resp, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 	"github.com/contentpipe/contentpipe/data"
@@ -49,7 +50,10 @@ breaker, quality gate) against in-process simulated providers on a virtual clock
 --days days of --posts-per-day jobs at the config's schedule.run times, and prints one table:
 the configured chain and, in the same run, three baselines — the first link alone, the same
 links in cost order, and naive retry (immediate retries, no waits, no quota or breaker memory).
-Every figure is read back with SQL from the simulated calls and jobs tables.`,
+Every figure is read back with SQL from the simulated calls and jobs tables; the same
+alert rules and weekly decay detectors as run and report add alerts per 30 days, topics
+published twice, days until a drift was flagged and spend against the budget. A verdict
+in words follows the table: who wins which figure, why, and what to change.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.seedSet = cmd.Flags().Changed("seed")
@@ -117,9 +121,24 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	}
 	defer cleanup()
 	started := time.Now()
+	if _, err := runTimes(cfg.Schedule.Report, world.Start()); err != nil {
+		return exitWith(exitConfig, fmt.Errorf("schedule.report: %w", err))
+	}
 	rep, err := whatif.Run(ctx, whatif.Config{
 		Chain: tpl, Specs: specs, World: world, PostsPerDay: o.postsPerDay, PostsPerRun: cfg.Job.PostsPerRun, ProviderDownAfter: cfg.Alerts.ProviderDownAfter,
 		RunTimes: runs, Topics: jobsFor(cfg, topics, ""), Dir: dir, Scenarios: o.scenarios,
+		// The same caps and token and money limits as the alert rules
+		// after a real run, and the weekly report's decay detectors.
+		Limits: func(links []*chain.Link, now time.Time) ([]alerts.CapLimit, []alerts.SpendCheck) {
+			return capLimits(links, now), spendChecks(cfg, links, now)
+		},
+		ReportTimes: func(day time.Time) []time.Duration {
+			if strings.TrimSpace(cfg.Schedule.Report) == "" {
+				return nil
+			}
+			r, _ := runTimes(cfg.Schedule.Report, day) // checked above
+			return r
+		},
 		Open: func(path string) (whatif.Store, error) { return telemetry.OpenScratch(path) },
 		Progress: func(s string, done bool) {
 			if done {
@@ -356,16 +375,16 @@ func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, took time
 	fmt.Fprintf(w, "simulate: %d days × %d posts/day from %s, seed %d, faults %s (%s)\n\n",
 		rep.Days, rep.PostsPerDay, rep.Start.Format("2006-01-02"), rep.Seed, o.faults, took.Round(10*time.Millisecond))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tsuccess\tblackout h\tblackouts\tblackout days\tcost $\twasted $\twasted\tquality\tfallback\tp50 publish\tp95 publish\tcalls\talerts/30d crit\twarn\tinfo\t")
+	fmt.Fprintln(tw, "scenario\tsuccess\tblackout h\tblackouts\tblackout days\tcost $\twasted $\twasted\tquality\tfallback\tp50 publish\tp95 publish\tcalls\talerts/30d crit\twarn\tinfo\ttwice\tdrift flagged\tspend/budget\t")
 	for _, r := range rep.Rows {
 		wasted := 0.0
 		if r.CostUSD > 0 {
 			wasted = r.WastedUSD / r.CostUSD
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%d\t%.4f\t%.4f\t%s\t%.1f\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%d\t%.4f\t%.4f\t%s\t%.1f\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t\n",
 			r.Scenario, pct(r.SuccessRate), r.BlackoutHours, r.Blackouts, r.BlackoutDays, r.CostUSD, r.WastedUSD,
 			pct(wasted), r.MeanQuality, pct(r.FallbackShare), dur(r.P50), dur(r.P95), r.Calls,
-			r.Alerts30d["critical"], r.Alerts30d["warning"], r.Alerts30d["info"])
+			r.Alerts30d["critical"], r.Alerts30d["warning"], r.Alerts30d["info"], r.PublishedTwice, driftCell(r, rep), spendCell(r))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -388,11 +407,37 @@ func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, took time
 		pct(c.SuccessRate), pct(s.SuccessRate), c.BlackoutDays, s.BlackoutDays, 100*costDelta, 100*wasteRel, 100*(c.MeanQuality/s.MeanQuality-1))
 	fmt.Fprintf(w, "targets: success ≥ 99.9%% %s; 0 blackout days %s; cost ≤ +15%% %s; wasted ≤ 5%% %s\n",
 		mark(c.SuccessRate >= 0.999), mark(c.BlackoutDays == 0), mark(costDelta <= 0.15), mark(wasteRel <= 0.05))
+	if v := rep.Verdict(); len(v) > 0 {
+		fmt.Fprintln(w, "\nverdict (which strategy wins on which figure, and why):")
+		for _, line := range v {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
 	fmt.Fprintf(w, "success = published on the slot day; blackout = from a job no provider answered to the next publication, counted when ≥ %s with ≥ %d unanswered passes; wasted = cost of calls whose answer was rejected or failed\n", whatif.BlackoutMin, whatif.BlackoutWalks)
 }
 
+// driftCell is the days until the weekly report flagged the model's
+// quality drift: "-" without a drift, "never" when it was not flagged.
+func driftCell(r whatif.Row, rep *whatif.Report) string {
+	switch {
+	case !rep.Drift:
+		return "-"
+	case r.DriftDays < 0:
+		return "never"
+	}
+	return fmt.Sprintf("%.0fd", r.DriftDays)
+}
+
+// spendCell is the spend against the budget of the period ("$x" without one).
+func spendCell(r whatif.Row) string {
+	if r.BudgetUSD <= 0 {
+		return fmt.Sprintf("$%.2f (no budget)", r.SpendUSD)
+	}
+	return fmt.Sprintf("$%.2f of $%.2f (%.0f%%)", r.SpendUSD, r.BudgetUSD, 100*r.SpendUSD/r.BudgetUSD)
+}
+
 func writeSimJSON(w io.Writer, o simulateOptions, rep *whatif.Report, adv *whatif.Advice) error {
-	out := map[string]any{"faults": o.faults, "report": rep}
+	out := map[string]any{"faults": o.faults, "report": rep, "verdict": rep.Verdict()}
 	if adv != nil {
 		out["advice"] = adv
 	}

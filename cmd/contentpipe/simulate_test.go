@@ -19,9 +19,15 @@ func repoFile(t *testing.T, rel string) string {
 }
 
 func TestSimulateFieldNotesDeterministicJSON(t *testing.T) {
+	for _, faults := range []string{"data/faults/field-notes.yaml", "data/faults/correlated.yaml"} {
+		t.Run(filepath.Base(faults), func(t *testing.T) { testDeterministicJSON(t, faults) })
+	}
+}
+
+func testDeterministicJSON(t *testing.T, faults string) {
 	dir := t.TempDir()
 	args := []string{"simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"),
-		"--faults", repoFile(t, "data/faults/field-notes.yaml"), "--days", "6", "--seed", "5", "--format", "json", "--advise"}
+		"--faults", repoFile(t, faults), "--days", "6", "--seed", "5", "--format", "json", "--advise"}
 	a := run(t, dir, nil, args...)
 	if a.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", a.code, a.stdout, a.stderr)
@@ -34,7 +40,9 @@ func TestSimulateFieldNotesDeterministicJSON(t *testing.T) {
 		} `json:"report"`
 		Advice *struct {
 			Suggested []string `json:"suggested"`
+			Enough    bool     `json:"enough_history"`
 		} `json:"advice"`
+		Verdict []string `json:"verdict"`
 	}
 	parse := func(s string) out {
 		var o out
@@ -61,8 +69,11 @@ func TestSimulateFieldNotesDeterministicJSON(t *testing.T) {
 			t.Errorf("row %d: %v", i, r)
 		}
 	}
-	if oa.Advice == nil || len(oa.Advice.Suggested) != 4 || oa.Advice.Suggested[0] != "gemini" {
-		t.Fatalf("advice: %+v", oa.Advice)
+	if oa.Advice == nil || len(oa.Advice.Suggested) != 4 || oa.Advice.Suggested[0] != "gemini" || oa.Advice.Enough {
+		t.Fatalf("advice on six days (not enough history): %+v", oa.Advice)
+	}
+	if len(oa.Verdict) < 6 || !strings.HasPrefix(oa.Verdict[0], "success: ") {
+		t.Fatalf("verdict: %q", oa.Verdict)
 	}
 }
 
@@ -74,7 +85,8 @@ func TestSimulateTableAndKeptDatabases(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"success", "blackout h", "wasted", "p95 publish", "chain", "single", "cost-order", "naive", "targets:"} {
+	for _, want := range []string{"success", "blackout h", "wasted", "p95 publish", "chain", "single", "cost-order", "naive", "targets:",
+		"twice", "drift flagged", "spend/budget", "verdict (which strategy wins on which figure, and why):", "success: ", "cost-order "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
@@ -105,5 +117,21 @@ func TestSimulateBadFaultsFileNamesTheLine(t *testing.T) {
 	r = run(t, dir, nil, "simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"), "--faults", bad, "--days", "1")
 	if r.code != 2 || !strings.Contains(r.stderr, "provid") || !strings.Contains(r.stderr, "2") {
 		t.Fatalf("unknown key: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestSimulateAdviseOnShortHistory: three simulated days are far below the
+// history the advice needs; it says so, with what it had, instead of
+// endorsing the configured order.
+func TestSimulateAdviseOnShortHistory(t *testing.T) {
+	dir := t.TempDir()
+	r := run(t, dir, nil, "simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"),
+		"--faults", repoFile(t, "data/faults/correlated.yaml"), "--days", "3", "--advise")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "not enough history to judge the order") || strings.Contains(r.stdout, "the history supports") ||
+		!strings.Contains(r.stdout, "history: ") || !strings.Contains(r.stdout, "calls and skips") || !strings.Contains(r.stdout, "failure episodes") {
+		t.Fatalf("advice on three days:\n%s", r.stdout)
 	}
 }
