@@ -27,9 +27,14 @@ type Config struct {
 	Path string // the file as the caller named it (used in messages)
 	Dir  string // absolute directory of the file; relative paths resolve against it
 
-	Database   string // absolute path of the SQLite file; default <Dir>/data/pipeline.db
-	Topics     string // absolute path of the topics file; default <Dir>/data/topics.yaml
-	PromptsDir string // absolute path of override templates; "" = the embedded ones
+	// Database is what telemetry.Open takes: the absolute path of the
+	// SQLite file (default <Dir>/data/pipeline.db), or a postgres:// URL
+	// from database: or from the variable DatabaseURLEnv names. A URL may
+	// carry a password: messages show DatabaseName, never Database.
+	Database       string
+	DatabaseURLEnv string // variable holding the database URL; "" = none
+	Topics         string // absolute path of the topics file; default <Dir>/data/topics.yaml
+	PromptsDir     string // absolute path of override templates; "" = the embedded ones
 
 	Publish       Publish
 	Job           Job

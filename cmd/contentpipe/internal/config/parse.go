@@ -115,6 +115,7 @@ func (l Loader) parse(path string, data []byte) (*Config, Errors) {
 	cfg.Path = path
 	p := &loader{opt: l, t: t, cfg: cfg}
 	p.paths(&r)
+	p.database(&r)
 	p.publish(r.Publish)
 	p.job(r.Job)
 	setInt(&cfg.RetentionDays, r.RetentionDays)
@@ -136,7 +137,7 @@ func (p *loader) paths(r *rawConfig) {
 		key string
 		raw *string
 		dst *string
-	}{{"database", r.Database, &c.Database}, {"topics", r.Topics, &c.Topics}} {
+	}{{"topics", r.Topics, &c.Topics}} {
 		if k.raw != nil {
 			p.check(strings.TrimSpace(*k.raw) != "", k.key, "remove the key for the default, or give a path", "%s: must not be empty", k.key)
 			*k.dst = resolvePath(c.Dir, *k.raw)
