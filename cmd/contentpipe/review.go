@@ -57,7 +57,7 @@ func (a *app) reviewStore(cmd *cobra.Command, write bool) (*config.Config, *tele
 	if err != nil {
 		return nil, nil, exitWith(exitConfig, err)
 	}
-	if _, err := os.Stat(cfg.Database); errors.Is(err, os.ErrNotExist) {
+	if !dbExists(cfg.Database) {
 		return cfg, nil, nil
 	}
 	open := telemetry.OpenReadOnly
@@ -241,6 +241,7 @@ func (a *app) reviewApprove(cmd *cobra.Command, id string) error {
 		Publisher: buildPublisher(cfg),
 		Owner:     proc.Owner,
 		Alive:     store.Alive,
+		Lease:     cfg.Job.Lease,
 	}
 	loc, already, err := r.Approve(context.WithoutCancel(ctx), store, job, cand)
 	switch {

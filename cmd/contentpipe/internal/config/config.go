@@ -83,6 +83,10 @@ type Job struct {
 	Language    string        // default "en"
 	TargetWords int           // default 1500
 	Parallel    int           // jobs generated at once; default 1
+	// Lease is how long a job's claim holds without its run finishing it
+	// before another run (another worker) may take the job over; 0
+	// (default) means Deadline + 5m.
+	Lease time.Duration
 }
 
 // Link is one provider of the chain (or a shadow-only candidate).

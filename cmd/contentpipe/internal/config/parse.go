@@ -206,6 +206,10 @@ func (p *loader) job(r rawJob) {
 	p.positive("job.target_words", j.TargetWords)
 	setInt(&j.Parallel, r.Parallel)
 	p.positive("job.parallel", j.Parallel)
+	setDuration(&j.Lease, r.Lease)
+	if j.Lease > 0 && j.Lease < j.Deadline {
+		p.warn("job.lease", "job.lease (%s) is shorter than job.deadline (%s): a job still running when its lease ends may be taken over by another run and generated twice (it is still published once)", j.Lease, j.Deadline)
+	}
 }
 
 // linkPos remembers where a link was defined.

@@ -54,6 +54,7 @@ type rawJob struct {
 	Language    *string      `yaml:"language"`
 	TargetWords *wholeNumber `yaml:"target_words"`
 	Parallel    *wholeNumber `yaml:"parallel"`
+	Lease       *duration    `yaml:"lease"`
 }
 
 type rawLink struct {
