@@ -8,7 +8,9 @@ import (
 	"time"
 )
 
-func TestEnqueueAlertDedupe(t *testing.T) {
+func TestEnqueueAlertDedupe(t *testing.T) { forEachBackend(t, testEnqueueAlertDedupe) }
+
+func testEnqueueAlertDedupe(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	quiet := 24 * time.Hour
@@ -56,7 +58,9 @@ func TestEnqueueAlertDedupe(t *testing.T) {
 	}
 }
 
-func TestAlertRetryAndLease(t *testing.T) {
+func TestAlertRetryAndLease(t *testing.T) { forEachBackend(t, testAlertRetryAndLease) }
+
+func testAlertRetryAndLease(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	if _, err := s.EnqueueAlert(ctx, Alert{Key: "k", Text: "x"}, time.Hour, t0); err != nil {
@@ -103,6 +107,10 @@ func TestAlertRetryAndLease(t *testing.T) {
 }
 
 func TestClaimPendingAlertsTwoStores(t *testing.T) {
+	forEachBackend(t, testClaimPendingAlertsTwoStores)
+}
+
+func testClaimPendingAlertsTwoStores(t *testing.T) {
 	s, path := openTemp(t)
 	const total = 40
 	for i := range total {
@@ -160,7 +168,9 @@ func TestClaimPendingAlertsTwoStores(t *testing.T) {
 // TestAlertLeaseOfADeadSender: a sender killed mid-send leaves its lease;
 // with a registered process as the owner, the lease is taken over at once
 // when that process is gone, and kept while it lives.
-func TestAlertLeaseOfADeadSender(t *testing.T) {
+func TestAlertLeaseOfADeadSender(t *testing.T) { forEachBackend(t, testAlertLeaseOfADeadSender) }
+
+func testAlertLeaseOfADeadSender(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	for _, k := range []string{"live", "dead"} {

@@ -7,7 +7,9 @@ import (
 	"github.com/contentpipe/contentpipe/chain"
 )
 
-func TestLatencyBaseline(t *testing.T) {
+func TestLatencyBaseline(t *testing.T) { forEachBackend(t, testLatencyBaseline) }
+
+func testLatencyBaseline(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)

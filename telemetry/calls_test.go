@@ -15,7 +15,9 @@ import (
 
 func ptr(f float64) *float64 { return &f }
 
-func TestRecordCallRoundTrip(t *testing.T) {
+func TestRecordCallRoundTrip(t *testing.T) { forEachBackend(t, testRecordCallRoundTrip) }
+
+func testRecordCallRoundTrip(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	ts := time.Date(2026, 11, 29, 18, 0, 0, 123_000_000, time.UTC)
@@ -32,7 +34,7 @@ func TestRecordCallRoundTrip(t *testing.T) {
 	}
 	cols, rows, err := s.Query(ctx, `SELECT id, provider, model, request_id, attempt, ts, input_tokens, output_tokens,
 	latency_ms, first_token_ms, http_status, cost_estimate_usd, quality_score, outcome, prompt_version,
-	previous_error, truncated, shadow, purpose, checks, detail, date(ts), strftime('%H:%M', ts) FROM calls`)
+	previous_error, truncated, shadow, purpose, checks, detail, `+dateHourSQL(s)+` FROM calls`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,9 @@ func TestRecordCallRoundTrip(t *testing.T) {
 }
 
 // TestWeeklyCostQuery runs the weekly cost query that the README shows.
-func TestWeeklyCostQuery(t *testing.T) {
+func TestWeeklyCostQuery(t *testing.T) { forEachBackend(t, testWeeklyCostQuery) }
+
+func testWeeklyCostQuery(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	now := time.Now().UTC()
@@ -117,8 +121,7 @@ func TestWeeklyCostQuery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cols, rows, err := s.Query(ctx, `SELECT provider, COUNT(*) AS calls, ROUND(SUM(cost_estimate_usd), 4) AS usd
-FROM calls WHERE ts >= date('now', '-7 days') GROUP BY provider ORDER BY usd DESC;`)
+	cols, rows, err := s.Query(ctx, weeklyCostSQL[s.Backend()])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +134,9 @@ FROM calls WHERE ts >= date('now', '-7 days') GROUP BY provider ORDER BY usd DES
 	}
 }
 
-func TestRecordSkipHealthShadow(t *testing.T) {
+func TestRecordSkipHealthShadow(t *testing.T) { forEachBackend(t, testRecordSkipHealthShadow) }
+
+func testRecordSkipHealthShadow(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	ts := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
@@ -176,7 +181,9 @@ func TestRecordSkipHealthShadow(t *testing.T) {
 	}
 }
 
-func TestReserveCapConcurrentStores(t *testing.T) {
+func TestReserveCapConcurrentStores(t *testing.T) { forEachBackend(t, testReserveCapConcurrentStores) }
+
+func testReserveCapConcurrentStores(t *testing.T) {
 	_, path := openTemp(t)
 	const (
 		workers = 8
@@ -271,7 +278,9 @@ func TestReserveCapConcurrentStores(t *testing.T) {
 	}
 }
 
-func TestUpdateProviderState(t *testing.T) {
+func TestUpdateProviderState(t *testing.T) { forEachBackend(t, testUpdateProviderState) }
+
+func testUpdateProviderState(t *testing.T) {
 	s, path := openTemp(t)
 	ctx := t.Context()
 	set := chain.BreakerSettings{Window: 10 * time.Minute, MinSamples: 2, FailureRate: 0.5, Cooldown: time.Minute}
@@ -355,4 +364,21 @@ func TestUpdateProviderState(t *testing.T) {
 	if n := queryInt(t, s, "SELECT count(*) FROM provider_events WHERE provider = 'cerebras'"); n != 0 {
 		t.Fatalf("events without transitions: %d", n)
 	}
+}
+
+// weeklyCostSQL is the README's weekly cost query in each dialect.
+var weeklyCostSQL = map[string]string{
+	BackendSQLite: `SELECT provider, COUNT(*) AS calls, ROUND(SUM(cost_estimate_usd), 4) AS usd
+FROM calls WHERE ts >= date('now', '-7 days') GROUP BY provider ORDER BY usd DESC;`,
+	BackendPostgres: `SELECT provider, COUNT(*) AS calls, ROUND(SUM(cost_estimate_usd)::numeric, 4) AS usd
+FROM calls WHERE ts::timestamptz >= now() - interval '7 days' GROUP BY provider ORDER BY usd DESC;`,
+}
+
+// dateHourSQL selects the date and the HH:MM of ts in s's dialect (the
+// README's way to group by day or hour).
+func dateHourSQL(s *Store) string {
+	if s.pg() {
+		return `substr(ts, 1, 10) AS "date(ts)", to_char(ts::timestamptz AT TIME ZONE 'UTC', 'HH24:MI') AS "strftime('%H:%M', ts)"`
+	}
+	return "date(ts), strftime('%H:%M', ts)"
 }

@@ -33,7 +33,14 @@ func (e *CorruptError) Error() string {
 // QuickCheck runs PRAGMA quick_check on the state tables (stateTables) and
 // their indexes: the cheap check of every open for a run. A damaged page
 // there, or a read that hits damage, is a *CorruptError.
+//
+// On PostgreSQL the server owns the integrity of its pages (checksums,
+// WAL): QuickCheck reads every state table once, so that a missing table
+// or a server that cannot read one fails at open as a damaged file does.
 func (s *Store) QuickCheck(ctx context.Context) error {
+	if s.pg() {
+		return s.pgCheck(ctx, stateTables)
+	}
 	for _, t := range stateTables {
 		if err := s.check(ctx, fmt.Sprintf("PRAGMA quick_check(%s)", t)); err != nil {
 			return err
@@ -44,8 +51,29 @@ func (s *Store) QuickCheck(ctx context.Context) error {
 
 // IntegrityCheck runs the full PRAGMA integrity_check of the whole file
 // (`health`): seconds per 10^6 calls rows.
+// On PostgreSQL it counts the rows of every table (see QuickCheck).
 func (s *Store) IntegrityCheck(ctx context.Context) error {
+	if s.pg() {
+		return s.pgCheck(ctx, copyTables)
+	}
 	return s.check(ctx, "PRAGMA integrity_check")
+}
+
+// pgCheck reads every row of each table (count(*)) in one read-only
+// transaction.
+func (s *Store) pgCheck(ctx context.Context, tables []string) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("check database %s: %w", s.path, err)
+	}
+	defer tx.Rollback() //nolint:errcheck
+	for _, t := range tables {
+		var n int64
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+t).Scan(&n); err != nil {
+			return fmt.Errorf("check database %s: table %s: %w (restore a backup, or run `contentpipe run` once to migrate it)", s.path, t, err)
+		}
+	}
+	return nil
 }
 
 func (s *Store) check(ctx context.Context, pragma string) error {
@@ -93,6 +121,11 @@ type TargetError struct {
 }
 
 func (e *TargetError) Error() string {
+	if isPostgresURL(e.Path) {
+		return fmt.Sprintf("database %s belongs to the publishing target %s, but this config publishes to %s: "+
+			"point `database:` at this config's own database; if you moved the target on purpose, run "+
+			"`psql '%s' -c \"DELETE FROM meta WHERE key = '%s'\"` once, then rerun", e.Path, e.Have, e.Want, e.Path, metaTarget)
+	}
 	return fmt.Sprintf("database %s belongs to the publishing target %s, but this config publishes to %s: "+
 		"point `database:` at this config's own database; if you moved the target on purpose, run "+
 		"`sqlite3 %s \"DELETE FROM meta WHERE key = '%s'\"` once, then rerun", e.Path, e.Have, e.Want, e.Path, metaTarget)

@@ -13,7 +13,9 @@ import (
 // opened (one message), updated without a message, a reminder a day
 // later, resolved (one message); a second incident of the same key after
 // that gets its own id.
-func TestObserveIncidentLifecycle(t *testing.T) {
+func TestObserveIncidentLifecycle(t *testing.T) { forEachBackend(t, testObserveIncidentLifecycle) }
+
+func testObserveIncidentLifecycle(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	msg := func(e IncidentEvent) Alert {
@@ -75,6 +77,10 @@ func TestObserveIncidentLifecycle(t *testing.T) {
 // announced by the first observation that is not silent, and one resolved
 // while still silent queues nothing.
 func TestObserveIncidentSilentThenAnnounced(t *testing.T) {
+	forEachBackend(t, testObserveIncidentSilentThenAnnounced)
+}
+
+func testObserveIncidentSilentThenAnnounced(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	obs := IncidentObservation{Key: "provider_down:groq", Rule: "provider_down", Provider: "groq", Active: true, Since: t0, LastSeen: t0.Add(2 * time.Hour), Silent: true}
@@ -101,7 +107,9 @@ func TestObserveIncidentSilentThenAnnounced(t *testing.T) {
 
 // TestObserveIncidentConcurrent: eight processes' worth of stores observe
 // the same new condition at once: one incident, one message.
-func TestObserveIncidentConcurrent(t *testing.T) {
+func TestObserveIncidentConcurrent(t *testing.T) { forEachBackend(t, testObserveIncidentConcurrent) }
+
+func testObserveIncidentConcurrent(t *testing.T) {
 	s, path := openTemp(t)
 	obs := IncidentObservation{Key: "chain_down", Rule: "chain_down", Active: true, Since: t0, LastSeen: t0}
 	var wg sync.WaitGroup
@@ -135,6 +143,10 @@ func TestObserveIncidentConcurrent(t *testing.T) {
 // a streak; an answer ends it; a provider without a streak is listed with
 // its last answer.
 func TestFailureStreaksCountOnlyTheGivenOutcomes(t *testing.T) {
+	forEachBackend(t, testFailureStreaksCountOnlyTheGivenOutcomes)
+}
+
+func testFailureStreaksCountOnlyTheGivenOutcomes(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	call := func(p string, at time.Duration, o chain.Outcome, status int) {
@@ -175,6 +187,10 @@ func TestFailureStreaksCountOnlyTheGivenOutcomes(t *testing.T) {
 // TestDeferredSinceLastPublication: only jobs deferred after the last
 // publication, each with the latest call or skip of every provider.
 func TestDeferredSinceLastPublication(t *testing.T) {
+	forEachBackend(t, testDeferredSinceLastPublication)
+}
+
+func testDeferredSinceLastPublication(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	job := func(id string, status chain.JobStatus, at time.Time) {
@@ -223,6 +239,10 @@ func TestDeferredSinceLastPublication(t *testing.T) {
 // read-only, without migrating; a database from before the incidents table
 // still reports (with no incidents).
 func TestReportOnADatabaseWithoutIncidents(t *testing.T) {
+	forEachBackend(t, testReportOnADatabaseWithoutIncidents)
+}
+
+func testReportOnADatabaseWithoutIncidents(t *testing.T) {
 	s, path := openTemp(t)
 	if _, err := s.db.Exec("DROP TABLE incidents; DELETE FROM schema_migrations WHERE version = 4"); err != nil {
 		t.Fatal(err)

@@ -226,7 +226,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		if j.Attempt > 0 {
 			attempt = j.Attempt
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?, deferrals = deferrals + (? = 'deferred'),
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?, deferrals = deferrals + CASE WHEN ? = 'deferred' THEN 1 ELSE 0 END,
 	owner_host = NULL, owner_pid = NULL, owner_token = NULL, claimed_at = NULL,
 	provider = COALESCE(NULLIF(?, ''), provider), model = COALESCE(NULLIF(?, ''), model),
 	quality_score = COALESCE(?, quality_score), attempt = COALESCE(?, attempt),

@@ -18,7 +18,9 @@ func job(id string) chain.JobRecord {
 
 func everyoneAlive(chain.Owner) bool { return true }
 
-func TestClaimJobRace(t *testing.T) {
+func TestClaimJobRace(t *testing.T) { forEachBackend(t, testClaimJobRace) }
+
+func testClaimJobRace(t *testing.T) {
 	_, path := openTemp(t)
 	for round := range 5 {
 		id := fmt.Sprint("race-", round)
@@ -61,7 +63,9 @@ func TestClaimJobRace(t *testing.T) {
 	}
 }
 
-func TestClaimJobTakeover(t *testing.T) {
+func TestClaimJobTakeover(t *testing.T) { forEachBackend(t, testClaimJobTakeover) }
+
+func testClaimJobTakeover(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	a, b := chain.Owner{Host: "h", PID: 100}, chain.Owner{Host: "h", PID: 200}
@@ -133,7 +137,9 @@ func TestClaimJobTakeover(t *testing.T) {
 	}
 }
 
-func TestPublishingReconciliation(t *testing.T) {
+func TestPublishingReconciliation(t *testing.T) { forEachBackend(t, testPublishingReconciliation) }
+
+func testPublishingReconciliation(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	a, b := chain.Owner{Host: "h", PID: 1}, chain.Owner{Host: "h", PID: 2}
@@ -191,7 +197,9 @@ func TestPublishingReconciliation(t *testing.T) {
 	}
 }
 
-func TestPurgeOutputs(t *testing.T) {
+func TestPurgeOutputs(t *testing.T) { forEachBackend(t, testPurgeOutputs) }
+
+func testPurgeOutputs(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)

@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-func TestClaimNoticeOncePerValue(t *testing.T) {
+func TestClaimNoticeOncePerValue(t *testing.T) { forEachBackend(t, testClaimNoticeOncePerValue) }
+
+func testClaimNoticeOncePerValue(t *testing.T) {
 	s, path := openTemp(t)
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
@@ -39,6 +41,10 @@ func TestClaimNoticeOncePerValue(t *testing.T) {
 }
 
 func TestClaimNoticeConcurrentOneWinner(t *testing.T) {
+	forEachBackend(t, testClaimNoticeConcurrentOneWinner)
+}
+
+func testClaimNoticeConcurrentOneWinner(t *testing.T) {
 	s, path := openTemp(t)
 	s2, err := Open(path)
 	if err != nil {

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
@@ -21,14 +22,39 @@ import (
 // are int64, float64, string, []byte (blobs that are not UTF-8 text) or nil
 // (NULL). On a read-only store a statement that would write fails with an
 // error saying so.
+//
+// On a read-only PostgreSQL store q runs in a READ ONLY transaction (on a
+// connection whose default is read-only too), rolled back at the end.
 func (s *Store) Query(ctx context.Context, q string, args ...any) (cols []string, rows [][]any, err error) {
-	rs, err := s.db.QueryContext(ctx, q, args...)
+	var src interface {
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	} = s.db
+	if s.pg() && s.readOnly {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return nil, nil, s.queryErr(err)
+		}
+		defer tx.Rollback() //nolint:errcheck
+		src = tx
+	}
+	rs, err := src.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, nil, s.queryErr(err)
 	}
 	defer rs.Close()
 	if cols, err = rs.Columns(); err != nil {
 		return nil, nil, s.queryErr(err)
+	}
+	// PostgreSQL's numeric (ROUND(x::numeric, 4), AVG of an integer) comes
+	// as text: it is a number here as on SQLite.
+	var numeric []bool
+	if s.pg() {
+		if types, err := rs.ColumnTypes(); err == nil {
+			numeric = make([]bool, len(types))
+			for i, ct := range types {
+				numeric[i] = ct.DatabaseTypeName() == "NUMERIC"
+			}
+		}
 	}
 	for rs.Next() {
 		vals := make([]any, len(cols))
@@ -42,6 +68,13 @@ func (s *Store) Query(ctx context.Context, q string, args ...any) (cols []string
 		for i, v := range vals {
 			if b, ok := v.([]byte); ok && utf8.Valid(b) {
 				vals[i] = string(b)
+			}
+			if numeric != nil && numeric[i] {
+				if str, ok := vals[i].(string); ok {
+					if f, err := strconv.ParseFloat(str, 64); err == nil {
+						vals[i] = f
+					}
+				}
 			}
 		}
 		rows = append(rows, vals)
@@ -57,6 +90,12 @@ func (s *Store) Query(ctx context.Context, q string, args ...any) (cols []string
 
 // queryErr explains SQLite's refusals on a read-only store.
 func (s *Store) queryErr(err error) error {
+	if s.pg() {
+		if pgCode(err) == "25006" { // read_only_sql_transaction
+			return fmt.Errorf("the database %s is opened read-only and writes are refused: %w", s.path, err)
+		}
+		return fmt.Errorf("query: %w", err)
+	}
 	var se sqlite3.Error
 	if errors.As(err, &se) {
 		switch {

@@ -122,7 +122,9 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 	}
 }
 
-func TestReadOnlyWhileWriterActive(t *testing.T) {
+func TestReadOnlyWhileWriterActive(t *testing.T) { forEachBackend(t, testReadOnlyWhileWriterActive) }
+
+func testReadOnlyWhileWriterActive(t *testing.T) {
 	w, path := openTemp(t)
 	ctx := t.Context()
 	if err := w.RecordSkip(ctx, chain.Skip{TS: t0, Provider: "groq", Reason: chain.SkipCap}); err != nil {
@@ -223,9 +225,15 @@ func TestWriteTableFormats(t *testing.T) {
 }
 
 // TestQueryTypes checks the values a real query hands to WriteTable.
-func TestQueryTypes(t *testing.T) {
+func TestQueryTypes(t *testing.T) { forEachBackend(t, testQueryTypes) }
+
+func testQueryTypes(t *testing.T) {
 	s, _ := openTemp(t)
-	cols, rows, err := s.Query(t.Context(), "SELECT 1 AS i, 2.5 AS f, 'x' AS s, NULL AS n, x'00ff' AS b, ? AS p", "arg")
+	blob := "x'00ff'"
+	if s.pg() {
+		blob = `'\x00ff'::bytea`
+	}
+	cols, rows, err := s.Query(t.Context(), "SELECT 1 AS i, 2.5 AS f, 'x' AS s, NULL AS n, "+blob+" AS b, ? AS p", "arg")
 	if err != nil {
 		t.Fatal(err)
 	}

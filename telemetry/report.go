@@ -75,8 +75,8 @@ func (s *Store) reportCalls(ctx context.Context, d *ReportData, from, to string)
 		byName[p] = pc
 		return pc
 	}
-	err := s.each(ctx, `SELECT provider, COUNT(*), SUM(outcome = 'ok'), SUM(purpose = 'job'), SUM(purpose = 'shadow'),
-	SUM(purpose = 'health'), SUM(input_tokens), SUM(output_tokens), SUM(cost_estimate_usd),
+	err := s.each(ctx, `SELECT provider, COUNT(*), SUM(CASE WHEN outcome = 'ok' THEN 1 ELSE 0 END), SUM(CASE WHEN purpose = 'job' THEN 1 ELSE 0 END),
+	SUM(CASE WHEN purpose = 'shadow' THEN 1 ELSE 0 END), SUM(CASE WHEN purpose = 'health' THEN 1 ELSE 0 END), SUM(input_tokens), SUM(output_tokens), SUM(cost_estimate_usd),
 	COALESCE(AVG(NULLIF(latency_ms, 0)), 0)
 FROM calls WHERE ts >= ? AND ts < ? GROUP BY provider`, []any{from, to}, func(r *sql.Rows) error {
 		var (
@@ -195,7 +195,7 @@ FROM calls WHERE ts >= ? AND ts < ? GROUP BY hour, provider ORDER BY hour, provi
 // none.
 func (s *Store) reportIncidents(ctx context.Context, d *ReportData) error {
 	var n int
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'incidents'").Scan(&n); err != nil || n == 0 {
+	if err := s.db.QueryRowContext(ctx, s.tableExistsSQL(), "incidents").Scan(&n); err != nil || n == 0 {
 		return err
 	}
 	var err error

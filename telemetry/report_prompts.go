@@ -26,7 +26,7 @@ func (p PromptVersionQuality) PassRate() float64 {
 // prompt version, most calls first. Shadow, health and prompts-test calls
 // are left out, as in the quality trend.
 func (s *Store) reportPromptVersions(ctx context.Context, d *ReportData, from, to string) error {
-	return s.each(ctx, `SELECT prompt_version, COUNT(*), SUM(outcome = 'ok'), AVG(quality_score)
+	return s.each(ctx, `SELECT prompt_version, COUNT(*), SUM(CASE WHEN outcome = 'ok' THEN 1 ELSE 0 END), AVG(quality_score)
 FROM calls WHERE purpose = 'job' AND quality_score IS NOT NULL AND ts >= ? AND ts < ?
 GROUP BY prompt_version ORDER BY COUNT(*) DESC, prompt_version`, []any{from, to}, func(r *sql.Rows) error {
 		var p PromptVersionQuality

@@ -11,7 +11,9 @@ import (
 // The report breaks the window's answered job calls down by prompt
 // version; calls without an answer, other purposes and calls outside the
 // window are left out.
-func TestReportPromptVersions(t *testing.T) {
+func TestReportPromptVersions(t *testing.T) { forEachBackend(t, testReportPromptVersions) }
+
+func testReportPromptVersions(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	calls := []chain.Call{

@@ -106,7 +106,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.id, "topic-"+j.id, "2026-11-20", "Titl
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
-func TestReportFigures(t *testing.T) {
+func TestReportFigures(t *testing.T) { forEachBackend(t, testReportFigures) }
+
+func testReportFigures(t *testing.T) {
 	path := seedReport(t)
 	ro, err := OpenReadOnly(path) // the report works on a read-only store
 	if err != nil {
@@ -241,7 +243,9 @@ func TestReportFigures(t *testing.T) {
 	}
 }
 
-func TestReportEmptyAndNoFirstLink(t *testing.T) {
+func TestReportEmptyAndNoFirstLink(t *testing.T) { forEachBackend(t, testReportEmptyAndNoFirstLink) }
+
+func testReportEmptyAndNoFirstLink(t *testing.T) {
 	s, _ := openTemp(t)
 	d, err := s.Report(context.Background(), repSince, repUntil, "")
 	if err != nil {

@@ -73,6 +73,10 @@ func (s *Store) FailureStreaks(ctx context.Context, counted []chain.Outcome) ([]
 	if in == "" {
 		in = "''"
 	}
+	unitSep := "char(31)"
+	if s.pg() {
+		unitSep = "chr(31)"
+	}
 	q := `WITH last_ok AS (
 	SELECT provider, MAX(ts) AS ok_ts FROM calls WHERE outcome IN ('ok', 'rejected') GROUP BY provider
 ), streak AS (
@@ -81,7 +85,7 @@ func (s *Store) FailureStreaks(ctx context.Context, counted []chain.Outcome) ([]
 	WHERE c.outcome IN (` + in + `) AND (l.ok_ts IS NULL OR c.ts > l.ok_ts) GROUP BY c.provider
 )
 SELECT p.provider, COALESCE(s.first_ts, ''), COALESCE(s.last_ts, ''), COALESCE(s.n, 0), COALESCE(l.ok_ts, ''),
-	COALESCE((SELECT c2.outcome || char(31) || c2.http_status || char(31) || c2.detail FROM calls c2
+	COALESCE((SELECT c2.outcome || ` + unitSep + ` || c2.http_status || ` + unitSep + ` || c2.detail FROM calls c2
 		WHERE c2.provider = p.provider AND c2.outcome IN (` + in + `) AND c2.ts = s.last_ts ORDER BY c2.id DESC LIMIT 1), '')
 FROM (SELECT DISTINCT provider FROM calls) p
 LEFT JOIN last_ok l ON l.provider = p.provider LEFT JOIN streak s ON s.provider = p.provider

@@ -43,10 +43,10 @@ type JobTotals struct {
 func (s *Store) JobTotals(ctx context.Context, firstLink string) (JobTotals, error) {
 	var t JobTotals
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*),
-		COALESCE(SUM(status = 'published' AND substr(published_at, 1, 10) = slot), 0),
+		COALESCE(SUM(CASE WHEN status = 'published' AND substr(published_at, 1, 10) = slot THEN 1 ELSE 0 END), 0),
 		COALESCE(AVG(CASE WHEN status = 'published' THEN quality_score END), 0),
-		COALESCE(SUM(status = 'published' AND provider <> ?), 0),
-		COALESCE(SUM(status = 'published'), 0)
+		COALESCE(SUM(CASE WHEN status = 'published' AND provider <> ? THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN status = 'published' THEN 1 ELSE 0 END), 0)
 		FROM jobs`, firstLink).Scan(&t.Jobs, &t.PublishedOnSlotDay, &t.MeanQuality, &t.PublishedFallback, &t.Published)
 	if err != nil {
 		return JobTotals{}, fmt.Errorf("job totals: %w", s.queryErr(err))
@@ -78,10 +78,10 @@ func (s *Store) JobCallTotals(ctx context.Context) (JobCallTotals, error) {
 // first call or skip to its publication, in no particular order.
 func (s *Store) PublishSeconds(ctx context.Context) ([]float64, error) {
 	var out []float64
-	err := s.each(ctx, `SELECT (julianday(j.published_at) - julianday(f.first)) * 86400.0
+	err := s.each(ctx, `SELECT `+s.secondsBetween("f.first", "j.published_at")+`
 		FROM jobs j JOIN (
 			SELECT request_id, MIN(ts) AS first FROM (
-				SELECT request_id, ts FROM calls UNION ALL SELECT request_id, ts FROM skips)
+				SELECT request_id, ts FROM calls UNION ALL SELECT request_id, ts FROM skips) AS e
 			GROUP BY request_id) f ON f.request_id = j.id
 		WHERE j.status = 'published'`, nil, func(rs *sql.Rows) error {
 		var v sql.NullFloat64
@@ -149,4 +149,13 @@ func (s *Store) AlertCounts(ctx context.Context) (map[string]int, error) {
 		out[sev] = n
 	}
 	return out, rows.Err()
+}
+
+// secondsBetween is the SQL of the seconds from the stored timestamp a to
+// the stored timestamp b (columns or expressions of TEXT timestamps).
+func (s *Store) secondsBetween(a, b string) string {
+	if s.pg() {
+		return "EXTRACT(EPOCH FROM (" + b + "::timestamptz - " + a + "::timestamptz))::double precision"
+	}
+	return "(julianday(" + b + ") - julianday(" + a + ")) * 86400.0"
 }

@@ -8,7 +8,9 @@ import (
 	"testing"
 )
 
-func TestSimulatorTotals(t *testing.T) {
+func TestSimulatorTotals(t *testing.T) { forEachBackend(t, testSimulatorTotals) }
+
+func testSimulatorTotals(t *testing.T) {
 	path := seedReport(t)
 	s, err := OpenReadOnly(path)
 	if err != nil {

@@ -48,7 +48,7 @@ FROM cap_reservations WHERE provider = ? AND day_start = ?`, r.Provider, day).Sc
 		chainDay, chainMonth := 0.0, 0.0
 		if r.ChainDailyUSD > 0 || r.ChainMonthlyUSD > 0 {
 			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN ts >= ? THEN u END), 0), COALESCE(SUM(u), 0)
-FROM (SELECT ts, CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END AS u FROM cap_reservations WHERE ts >= ?)`,
+FROM (SELECT ts, CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END AS u FROM cap_reservations WHERE ts >= ?) AS r`,
 				FormatTime(r.ChainDayStart), FormatTime(r.ChainMonthStart)).Scan(&chainDay, &chainMonth); err != nil {
 				return err
 			}
@@ -202,7 +202,7 @@ func (s *Store) ArticleCosts(ctx context.Context, from time.Time) ([]ArticleCost
 	ts := FormatTime(from)
 	rows, err := s.db.QueryContext(ctx, `SELECT p, COALESCE((SELECT SUM(cost_estimate_usd) FROM calls WHERE provider = p AND ts >= ?), 0),
 	(SELECT count(*) FROM jobs WHERE provider = p AND status = 'published' AND published_at >= ?)
-FROM (SELECT DISTINCT provider AS p FROM calls WHERE ts >= ?) ORDER BY p`, ts, ts, ts)
+FROM (SELECT DISTINCT provider AS p FROM calls WHERE ts >= ?) AS d ORDER BY p`, ts, ts, ts)
 	if err != nil {
 		return nil, fmt.Errorf("article costs: %w", err)
 	}

@@ -14,6 +14,10 @@ import (
 // chain daily budget that fits exactly five estimates; five are granted,
 // the rest refused as budget.daily_usd.
 func TestReserveSpendConcurrentBudget(t *testing.T) {
+	forEachBackend(t, testReserveSpendConcurrentBudget)
+}
+
+func testReserveSpendConcurrentBudget(t *testing.T) {
 	_, path := openTemp(t)
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	price := chain.Price{InputPerMTok: 1, OutputPerMTok: 2}
@@ -63,6 +67,10 @@ func TestReserveSpendConcurrentBudget(t *testing.T) {
 // counts nothing, the next estimate is the median of recent outputs, and
 // the link's token limit refuses with reason tokens.
 func TestReserveSpendSettleAndEstimate(t *testing.T) {
+	forEachBackend(t, testReserveSpendSettleAndEstimate)
+}
+
+func testReserveSpendSettleAndEstimate(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -107,7 +115,9 @@ func utcMidnight(t time.Time) time.Time {
 // and one live claim of another owner fill the day; a job in publishing is
 // still claimed (reconciled); a stale claim (older than the lease) or a
 // publication of yesterday does not count.
-func TestClaimJobWithinCeiling(t *testing.T) {
+func TestClaimJobWithinCeiling(t *testing.T) { forEachBackend(t, testClaimJobWithinCeiling) }
+
+func testClaimJobWithinCeiling(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)

@@ -1,5 +1,6 @@
-// Package telemetry is contentpipe's SQLite store (github.com/mattn/go-sqlite3):
-// versioned migrations, the calls cost table, jobs and their claims, answer
+// Package telemetry is contentpipe's store, on SQLite (github.com/mattn/go-sqlite3,
+// the embedded default) or on PostgreSQL (github.com/jackc/pgx/v5, for several
+// workers on several machines; see pg.go): versioned migrations, the calls cost table, jobs and their claims, answer
 // texts (outputs) with their own retention, skips, provider state and daily
 // cap reservations, the alerts outbox, health checks, shadow comparisons, and
 // the read-only query behind `contentpipe sql`.
@@ -8,6 +9,16 @@
 // (see FormatTime) so that SQLite's date functions work on it. Write
 // transactions are BEGIN IMMEDIATE and short; the store is safe for
 // concurrent use by several goroutines and several processes on one file.
+//
+// On PostgreSQL the tables, columns and meanings are the same, and so is the
+// SQL text wherever both dialects accept it (the connector rebinds '?').
+// Timestamps stay ISO-8601 text there too, not timestamptz: every query of
+// this package compares them with FormatTime'd parameters and reads them
+// with ParseTime, `db copy` moves them unchanged, and the fixed layout
+// sorts as time does. An operator's SQL casts where it needs a time:
+// `WHERE ts::timestamptz >= now() - interval '7 days'`. Write transactions
+// there are SERIALIZABLE and rerun on a serialization failure, as a busy
+// SQLite write is; job claims lock their row (FOR UPDATE SKIP LOCKED).
 package telemetry
 
 import (
@@ -48,7 +59,8 @@ const busyRetries = 4
 // several processes may open the same file at once.
 type Store struct {
 	db       *sql.DB
-	path     string
+	path     string // the SQLite file, or the PostgreSQL URL redacted (RedactURL)
+	backend  string // BackendSQLite or BackendPostgres
 	readOnly bool
 	// Step, when set (right after Open, before any other use), is called
 	// just before and just after each write transaction's commit: the
@@ -62,7 +74,15 @@ type Store struct {
 // NORMAL, foreign keys on, busy timeout BusyTimeout, and every pending
 // migration applied. A file that is not a SQLite database, or whose schema is
 // newer than this binary knows, is an error that names the file and the fix.
-func Open(path string) (*Store, error) {
+//
+// spec may also be a PostgreSQL URL (postgres://… or postgresql://…): the
+// same tables on that server, migrated the same way (see pg.go), or
+// sqlite:PATH for a file whose name would read as a URL.
+func Open(spec string) (*Store, error) {
+	if isPostgresURL(spec) {
+		return openPostgres(spec, false)
+	}
+	path := strings.TrimPrefix(spec, "sqlite:")
 	if path == "" {
 		return nil, errors.New("open database: empty path (set `database:` in the config)")
 	}
@@ -92,7 +112,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), path: path}
+	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), path: path, backend: BackendSQLite}
 	ctx := context.Background()
 	// Switching a new file to WAL takes a lock that a process opening the
 	// same new file at the same moment may hold: such an open is retried.
@@ -118,7 +138,15 @@ func Open(path string) (*Store, error) {
 // the file is opened with mode=ro, PRAGMA query_only is on, and ATTACH is
 // disabled, so no statement can change the file or create another one. It
 // runs no migrations. A missing file is an error.
-func OpenReadOnly(path string) (*Store, error) {
+//
+// On a PostgreSQL URL every connection runs with
+// default_transaction_read_only=on and Query runs each statement in a READ
+// ONLY transaction: the server refuses every write.
+func OpenReadOnly(spec string) (*Store, error) {
+	if isPostgresURL(spec) {
+		return openPostgres(spec, true)
+	}
+	path := strings.TrimPrefix(spec, "sqlite:")
 	if path == "" {
 		return nil, errors.New("open database: empty path (set `database:` in the config)")
 	}
@@ -145,7 +173,7 @@ func OpenReadOnly(path string) (*Store, error) {
 		c.RegisterAuthorizer(readOnlyAuthorizer)
 		return nil
 	}}
-	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: drv}), path: path, readOnly: true}
+	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: drv}), path: path, backend: BackendSQLite, readOnly: true}
 	if err := s.db.PingContext(context.Background()); err != nil {
 		s.db.Close()
 		return nil, s.openErr(err)
@@ -162,8 +190,15 @@ func OpenReadOnly(path string) (*Store, error) {
 // Close closes every connection of the store.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Path returns the database file the store was opened on.
+// Path returns the database file the store was opened on; on PostgreSQL
+// the URL with its password redacted (RedactURL), fit for any message.
 func (s *Store) Path() string { return s.path }
+
+// Backend returns BackendSQLite ("sqlite") or BackendPostgres ("postgres").
+func (s *Store) Backend() string { return s.backend }
+
+// pg reports whether the store is on PostgreSQL.
+func (s *Store) pg() bool { return s.backend == BackendPostgres }
 
 // ReadOnly reports whether the store was opened with OpenReadOnly.
 func (s *Store) ReadOnly() bool { return s.readOnly }
@@ -309,13 +344,20 @@ func (s *Store) writeSync(ctx context.Context, what string, durable bool, fn fun
 		if err == nil {
 			return nil
 		}
-		if !isBusy(err) || ctx.Err() != nil {
+		if !s.retryable(err) || ctx.Err() != nil {
 			break
 		}
-		if try >= busyRetries {
+		wait := time.Duration(25*(try+1))*time.Millisecond + rand.N(25*time.Millisecond)
+		if s.pg() {
+			if try >= pgRetries {
+				return fmt.Errorf("%s: the database %s refused the transaction %d times in a row as conflicting with other workers (%v): too many workers on the same rows; rerun",
+					what, s.path, pgRetries+1, err)
+			}
+			// Conflicts end in milliseconds: a short jittered wait.
+			wait = rand.N(time.Duration(min(try+1, 20)) * time.Millisecond)
+		} else if try >= busyRetries {
 			return s.lockedErr(what, err)
 		}
-		wait := time.Duration(25*(try+1))*time.Millisecond + rand.N(25*time.Millisecond)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -325,6 +367,15 @@ func (s *Store) writeSync(ctx context.Context, what string, durable bool, fn fun
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// retryable reports whether a failed write transaction may be run again:
+// SQLite busy or locked, PostgreSQL serialization failure or deadlock.
+func (s *Store) retryable(err error) bool {
+	if s.pg() {
+		return isPGRetry(err)
+	}
+	return isBusy(err)
 }
 
 // lockedErr is the error of a write that found the database locked by
@@ -341,7 +392,23 @@ func (s *Store) lockedErr(what string, err error) error {
 // commit is not fsynced, and a power cut can take it back after the side
 // effect it guards (a file written, a webhook sent) already happened. The
 // fsync of the WAL at that commit also makes every earlier commit durable.
+//
+// On PostgreSQL every write transaction is SERIALIZABLE, so a decision on
+// rows (a cap, a budget, a claim) holds across workers as it does under
+// SQLite's single writer; a commit is durable (synchronous_commit is on
+// for every connection, see openPostgres), so the durable flag changes
+// nothing there.
 func (s *Store) tryWrite(ctx context.Context, what string, durable bool, fn func(tx *sql.Tx) error) error {
+	if s.pg() {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+		if err != nil {
+			return err
+		}
+		if durable {
+			what += " (durable)"
+		}
+		return s.commitWith(tx, what, fn)
+	}
 	if !durable {
 		tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE through _txlock
 		if err != nil {
@@ -434,4 +501,13 @@ func nullFloat(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// tableExistsSQL is a query of one argument, a table name, that returns 1
+// when the table exists and 0 otherwise.
+func (s *Store) tableExistsSQL() string {
+	if s.pg() {
+		return "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
+	}
+	return "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
 }

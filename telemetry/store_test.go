@@ -16,9 +16,11 @@ import (
 	"github.com/contentpipe/contentpipe/chain"
 )
 
+// openTemp opens a new database on t's backend (see forEachBackend) and
+// returns it with its spec, for further Open and OpenReadOnly calls.
 func openTemp(t testing.TB) (*Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "data", "pipeline.db")
+	path := newSpec(t)
 	s, err := Open(path)
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -43,23 +45,57 @@ func queryInt(t testing.TB, s *Store, q string, args ...any) int64 {
 	return n
 }
 
-func TestOpenMigratesAndReopens(t *testing.T) {
+func TestOpenMigratesAndReopens(t *testing.T) { forEachBackend(t, testOpenMigratesAndReopens) }
+
+func testOpenMigratesAndReopens(t *testing.T) {
 	s, path := openTemp(t)
 	tables := []string{"calls", "outputs", "jobs", "skips", "alerts", "health_checks", "shadow_comparisons",
 		"provider_state", "provider_events", "cap_reservations", "schema_migrations"}
-	for _, tb := range tables {
-		if n := queryInt(t, s, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", tb); n != 1 {
+	for _, tb := range append(tables, "owners", "schedule_slots", "meta", "incidents") {
+		if n := queryInt(t, s, s.tableExistsSQL(), tb); n != 1 {
 			t.Errorf("table %s missing", tb)
 		}
 	}
-	for _, ix := range []string{"calls_ts", "calls_request", "calls_provider_ts"} {
-		if n := queryInt(t, s, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?", ix); n != 1 {
-			t.Errorf("index %s missing", ix)
+	if n := queryInt(t, s, "SELECT count(*) FROM schema_migrations"); n != int64(len(s.migrationList())) {
+		t.Fatalf("schema_migrations rows = %d, want %d", n, len(s.migrationList()))
+	}
+	if n := queryInt(t, s, "SELECT max(version) FROM schema_migrations"); n != int64(SchemaVersion) {
+		t.Fatalf("schema version = %d, want %d", n, SchemaVersion)
+	}
+	if s.pg() {
+		for _, ix := range []string{"calls_ts", "calls_request", "calls_provider_ts"} {
+			if n := queryInt(t, s, "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?", ix); n != 1 {
+				t.Errorf("index %s missing", ix)
+			}
 		}
+	} else {
+		for _, ix := range []string{"calls_ts", "calls_request", "calls_provider_ts"} {
+			if n := queryInt(t, s, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?", ix); n != 1 {
+				t.Errorf("index %s missing", ix)
+			}
+		}
+		sqlitePragmas(t, s)
 	}
-	if n := queryInt(t, s, "SELECT count(*) FROM schema_migrations"); n != int64(len(migrations)) {
-		t.Fatalf("schema_migrations rows = %d, want %d", n, len(migrations))
+	if err := s.RecordSkip(t.Context(), chain.Skip{TS: time.Now(), Provider: "groq", Reason: chain.SkipCap}); err != nil {
+		t.Fatal(err)
 	}
+	s.Close()
+
+	s2, err := Open(path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s2.Close()
+	if n := queryInt(t, s2, "SELECT count(*) FROM schema_migrations"); n != int64(len(s.migrationList())) {
+		t.Fatalf("after reopen schema_migrations rows = %d", n)
+	}
+	if n := queryInt(t, s2, "SELECT count(*) FROM skips"); n != 1 {
+		t.Fatalf("data lost on reopen: %d skips", n)
+	}
+}
+
+func sqlitePragmas(t *testing.T, s *Store) {
+	t.Helper()
 	_, rows, err := s.Query(t.Context(), "PRAGMA journal_mode")
 	if err != nil || rows[0][0] != "wal" {
 		t.Fatalf("journal_mode = %v, %v; want wal", rows, err)
@@ -73,26 +109,12 @@ func TestOpenMigratesAndReopens(t *testing.T) {
 	if n := queryInt(t, s, "PRAGMA busy_timeout"); n < 10000 {
 		t.Errorf("busy_timeout = %d, want ≥ 10000", n)
 	}
-	if err := s.RecordSkip(t.Context(), chain.Skip{TS: time.Now(), Provider: "groq", Reason: chain.SkipCap}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-
-	s2, err := Open(path)
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
-	defer s2.Close()
-	if n := queryInt(t, s2, "SELECT count(*) FROM schema_migrations"); n != int64(len(migrations)) {
-		t.Fatalf("after reopen schema_migrations rows = %d", n)
-	}
-	if n := queryInt(t, s2, "SELECT count(*) FROM skips"); n != 1 {
-		t.Fatalf("data lost on reopen: %d skips", n)
-	}
 }
 
-func TestOpenConcurrentFresh(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "pipeline.db")
+func TestOpenConcurrentFresh(t *testing.T) { forEachBackend(t, testOpenConcurrentFresh) }
+
+func testOpenConcurrentFresh(t *testing.T) {
+	path := newSpec(t)
 	errs := make(chan error, 4)
 	for range 4 {
 		go func() {
@@ -113,12 +135,14 @@ func TestOpenConcurrentFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n := queryInt(t, s, "SELECT count(*) FROM schema_migrations"); n != int64(len(migrations)) {
-		t.Fatalf("schema_migrations rows = %d, want %d", n, len(migrations))
+	if n := queryInt(t, s, "SELECT count(*) FROM schema_migrations"); n != int64(len(s.migrationList())) {
+		t.Fatalf("schema_migrations rows = %d, want %d", n, len(s.migrationList()))
 	}
 }
 
-func TestOpenNewerSchema(t *testing.T) {
+func TestOpenNewerSchema(t *testing.T) { forEachBackend(t, testOpenNewerSchema) }
+
+func testOpenNewerSchema(t *testing.T) {
 	s, path := openTemp(t)
 	_, err := s.db.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', '2030-01-01T00:00:00.000Z')", SchemaVersion+1)
 	if err != nil {

@@ -1,0 +1,348 @@
+package telemetry
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Backend names, as (*Store).Backend returns them.
+const (
+	BackendSQLite   = "sqlite"
+	BackendPostgres = "postgres"
+)
+
+// pgRetries bounds how often a PostgreSQL write transaction that failed with
+// a serialization failure or a deadlock is run again. Such failures are the
+// normal answer of SERIALIZABLE to two workers that decided on the same rows
+// at once: one commits, the other runs fn again on the new state.
+const pgRetries = 200
+
+// pgConnectTimeout bounds the connection to the server when the URL names
+// no connect_timeout.
+const pgConnectTimeout = 10 * time.Second
+
+// isPostgresURL reports whether spec names a PostgreSQL database.
+func isPostgresURL(spec string) bool {
+	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
+}
+
+// RedactURL returns u with its password replaced by "xxxxx" (also a
+// password given as a query parameter), for every message that names a
+// PostgreSQL database. Anything that is not a URL is returned unchanged
+// when it has no '@' and as "(unparsable database URL)" otherwise.
+func RedactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		if strings.Contains(u, "@") || strings.Contains(strings.ToLower(u), "password") {
+			return "(unparsable database URL)"
+		}
+		return u
+	}
+	if p.User != nil {
+		if _, has := p.User.Password(); has {
+			p.User = url.UserPassword(p.User.Username(), "xxxxx")
+		}
+	}
+	if q := p.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		p.RawQuery = q.Encode()
+	}
+	return p.String()
+}
+
+// scrub removes u's password from err's text (pgx's own messages are
+// redacted on a best-effort basis only).
+func scrub(err error, u string) error {
+	if err == nil {
+		return nil
+	}
+	p, perr := url.Parse(u)
+	msg := err.Error()
+	if perr == nil && p.User != nil {
+		if pw, has := p.User.Password(); has && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+			if esc := url.UserPassword("", pw).String(); len(esc) > 2 {
+				msg = strings.ReplaceAll(msg, esc[2:], "xxxxx")
+			}
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return scrubbed{msg: msg, err: err}
+}
+
+// scrubbed is an error whose text had a password removed; errors.As still
+// finds the causes (e.g. *pgconn.PgError).
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e scrubbed) Error() string { return e.msg }
+func (e scrubbed) Unwrap() error { return e.err }
+
+// openPostgres opens the PostgreSQL database at rawURL through pgx's
+// database/sql driver. A read-only store's connections run with
+// default_transaction_read_only=on, so the server refuses every write.
+func openPostgres(rawURL string, readOnly bool) (*Store, error) {
+	name := RedactURL(rawURL)
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("database URL %s: %v (the form is postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable)", name, scrub(err, rawURL))
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = pgConnectTimeout
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "contentpipe"
+	}
+	// Every commit is durable when it returns (see tryWrite); a server or
+	// role default of off would make the marks of MarkPublishing undurable.
+	cfg.RuntimeParams["synchronous_commit"] = "on"
+	if readOnly {
+		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	s := &Store{
+		db:       sql.OpenDB(pgConnector{base: stdlib.GetConnector(*cfg)}),
+		path:     name,
+		backend:  BackendPostgres,
+		readOnly: readOnly,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pgConnectTimeout+5*time.Second)
+	defer cancel()
+	if err := s.db.PingContext(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("open database %s: %v (is the server running and the URL right? `psql '%s' -c 'SELECT 1'` tells)",
+			name, scrub(err, rawURL), name)
+	}
+	if readOnly {
+		var n int
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil {
+			s.db.Close()
+			return nil, fmt.Errorf("database %s has no contentpipe schema (%v): run `contentpipe run` on it first, or point `database:` at the right database",
+				name, scrub(err, rawURL))
+		}
+		return s, nil
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		var ve *versionError
+		if errors.As(err, &ve) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open database %s: %w", name, scrub(err, rawURL))
+	}
+	return s, nil
+}
+
+// pgCode is the SQLSTATE of a PostgreSQL error ("" for any other error).
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// isPGRetry reports whether err is PostgreSQL refusing a transaction that
+// may simply be run again: serialization_failure (40001) or
+// deadlock_detected (40P01).
+func isPGRetry(err error) bool {
+	c := pgCode(err)
+	return c == "40001" || c == "40P01"
+}
+
+// pgConnector wraps pgx's connector so that the package's SQL, written with
+// '?' placeholders as SQLite takes them, runs on PostgreSQL unchanged: each
+// statement's '?' become $1, $2, … (see rebind). It also gives an INSERT
+// that generates an id the LastInsertId SQLite's results have (see
+// pgConn.ExecContext), so the code that reads it stays one text.
+type pgConnector struct{ base driver.Connector }
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	cn, err := c.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pgConn{Conn: cn.(*stdlib.Conn)}, nil
+}
+
+func (c pgConnector) Driver() driver.Driver { return c.base.Driver() }
+
+// pgConn is one rebinding connection; see pgConnector.
+type pgConn struct{ *stdlib.Conn }
+
+func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
+	return c.Conn.Prepare(rebind(query))
+}
+
+func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, rebind(query))
+}
+
+// ExecContext runs query with its placeholders rebound. An INSERT into a
+// table with a generated id (identityTables) that names no id column and
+// no RETURNING runs with RETURNING id, and the result's LastInsertId is the
+// last id returned — what SQLite's LastInsertId gives.
+func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if len(args) > 0 {
+		query = rebind(query)
+	}
+	if !insertGeneratesID(query) {
+		return c.Conn.ExecContext(ctx, query, args)
+	}
+	rows, err := c.Conn.QueryContext(ctx, query+" RETURNING id", args)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var res pgResult
+	dest := make([]driver.Value, 1)
+	for {
+		err := rows.Next(dest)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.n++
+		switch v := dest[0].(type) {
+		case int64:
+			res.id = v
+		case int32:
+			res.id = int64(v)
+		}
+	}
+	return res, nil
+}
+
+func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if len(args) > 0 {
+		query = rebind(query)
+	}
+	return c.Conn.QueryContext(ctx, query, args)
+}
+
+type pgResult struct{ id, n int64 }
+
+func (r pgResult) LastInsertId() (int64, error) { return r.id, nil }
+func (r pgResult) RowsAffected() (int64, error) { return r.n, nil }
+
+// identityTables are the tables whose id column is generated (an identity
+// column on PostgreSQL, the rowid alias on SQLite).
+var identityTables = map[string]bool{
+	"calls": true, "skips": true, "alerts": true, "health_checks": true, "shadow_comparisons": true,
+	"provider_events": true, "cap_reservations": true, "incidents": true,
+}
+
+var insertRE = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+(\w+)\s*\(([^)]*)\)`)
+
+// insertGeneratesID reports whether query is an INSERT into an identity
+// table that leaves the id to the database and returns nothing yet.
+func insertGeneratesID(query string) bool {
+	m := insertRE.FindStringSubmatch(query)
+	if m == nil || !identityTables[strings.ToLower(m[1])] {
+		return false
+	}
+	for _, col := range strings.Split(m[2], ",") {
+		if strings.EqualFold(strings.TrimSpace(col), "id") {
+			return false
+		}
+	}
+	return !strings.Contains(strings.ToUpper(query), "RETURNING")
+}
+
+// rebind turns the '?' placeholders of query into PostgreSQL's $1, $2, …,
+// leaving alone a '?' inside a string literal, a quoted identifier, a
+// dollar-quoted string or a comment.
+func rebind(query string) string {
+	if !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		ch := query[i]
+		switch {
+		case ch == '\'' || ch == '"':
+			j := i + 1
+			for j < len(query) {
+				if query[j] == ch {
+					if j+1 < len(query) && query[j+1] == ch { // doubled quote
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			end := min(j+1, len(query))
+			b.WriteString(query[i:end])
+			i = end - 1
+		case ch == '-' && i+1 < len(query) && query[i+1] == '-':
+			j := strings.IndexByte(query[i:], '\n')
+			if j < 0 {
+				j = len(query) - i - 1
+			}
+			b.WriteString(query[i : i+j+1])
+			i += j
+		case ch == '/' && i+1 < len(query) && query[i+1] == '*':
+			j := strings.Index(query[i+2:], "*/")
+			end := len(query)
+			if j >= 0 {
+				end = i + 2 + j + 2
+			}
+			b.WriteString(query[i:end])
+			i = end - 1
+		case ch == '$':
+			// A dollar quote $tag$ … $tag$ (tag empty or an identifier).
+			j := i + 1
+			for j < len(query) && (query[j] == '_' || isAlnum(query[j])) {
+				j++
+			}
+			if j < len(query) && query[j] == '$' && (j == i+1 || !isDigit(query[i+1])) {
+				tag := query[i : j+1]
+				k := strings.Index(query[j+1:], tag)
+				end := len(query)
+				if k >= 0 {
+					end = j + 1 + k + len(tag)
+				}
+				b.WriteString(query[i:end])
+				i = end - 1
+				continue
+			}
+			b.WriteByte(ch)
+		case ch == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isAlnum(c byte) bool {
+	return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
