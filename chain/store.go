@@ -288,6 +288,15 @@ type DayClaimer interface {
 	ClaimJobWithin(ctx context.Context, j JobRecord, owner Owner, alive func(Owner) bool, lease time.Duration, now, dayStart time.Time, ceiling int) (claimed bool, cur JobRecord, err error)
 }
 
+// DeliveryChecker is implemented by job stores whose claims another
+// machine may take over while their holder still runs (telemetry.Store; see
+// its lease.go): the run calls CheckDelivery right before each Deliver —
+// the claim is still held, with at least the store's delivery window left —
+// and bounds the delivery by the deadline it returns.
+type DeliveryChecker interface {
+	CheckDelivery(ctx context.Context, id string, owner Owner, lease time.Duration, now time.Time) (deadline time.Time, err error)
+}
+
 // JobStore is the durable job state the run loop needs; telemetry.Store
 // implements it. Claims make concurrent runs (several processes) safe.
 type JobStore interface {

@@ -58,7 +58,28 @@ func scanJob(sc scanner) (jobRow, error) {
 }
 
 func getJob(ctx context.Context, q queryRower, id string) (jobRow, bool, error) {
-	r, err := scanJob(q.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+	return getJobSQL(ctx, q, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id)
+}
+
+// lockJob is getJob for a claim on PostgreSQL: it locks the row (FOR
+// UPDATE SKIP LOCKED), and found is false also when another worker's
+// transaction holds it (locked tells which). On SQLite the write
+// transaction already excludes every other writer: it is getJob.
+func (s *Store) lockJob(ctx context.Context, tx *sql.Tx, id string) (r jobRow, found, locked bool, err error) {
+	if !s.pg() {
+		r, found, err = getJob(ctx, tx, id)
+		return r, found, false, err
+	}
+	r, found, err = getJobSQL(ctx, tx, "SELECT "+jobColumns+" FROM jobs WHERE id = ? FOR UPDATE SKIP LOCKED", id)
+	if err != nil || found {
+		return r, found, false, err
+	}
+	r, found, err = getJob(ctx, tx, id)
+	return r, false, found, err
+}
+
+func getJobSQL(ctx context.Context, q queryRower, query, id string) (jobRow, bool, error) {
+	r, err := scanJob(q.QueryRowContext(ctx, query, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return jobRow{}, false, nil
 	}
@@ -106,17 +127,24 @@ func (s *Store) claimJob(ctx context.Context, j chain.JobRecord, owner chain.Own
 	ts := FormatTime(now)
 	err = s.write(ctx, "claim job "+j.ID, func(tx *sql.Tx) error {
 		claimed = false
-		r, found, err := getJob(ctx, tx, j.ID)
+		r, found, locked, err := s.lockJob(ctx, tx, j.ID)
 		if err != nil {
 			return err
 		}
+		if locked {
+			// Another worker is claiming or finishing it right now.
+			cur = r.rec
+			return nil
+		}
 		if !found {
 			_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, topic, slot, title, category, language, status, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.Topic, j.Slot, j.Title, j.Category, j.Language, chain.JobDue, ts, ts)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, j.ID, j.Topic, j.Slot, j.Title, j.Category, j.Language, chain.JobDue, ts, ts)
 			if err != nil {
 				return fmt.Errorf("insert: %w", err)
 			}
-			if r, _, err = getJob(ctx, tx, j.ID); err != nil {
+			if r, found, locked, err = s.lockJob(ctx, tx, j.ID); err != nil || locked || !found {
+				// Inserted meanwhile by another worker that holds it.
+				cur = r.rec
 				return err
 			}
 		}
@@ -129,6 +157,13 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.Topic, j.Slot, j.Title, j.Category,
 			if live && now.Sub(r.claimedAt) < lease {
 				cur = r.rec
 				return nil
+			}
+			if r.rec.Status == chain.JobPublishing {
+				over, err := s.deliveryOver(ctx, tx, r, live, lease, now)
+				if err != nil || !over {
+					cur = r.rec
+					return err
+				}
 			}
 		}
 		status, updated := chain.JobRunning, ts
@@ -185,6 +220,9 @@ func (s *Store) HeartbeatJob(ctx context.Context, id string, owner chain.Owner, 
 // back once the side effect starts.
 func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, owner chain.Owner, now time.Time) error {
 	return s.writeSync(ctx, "mark publishing "+j.ID, true, func(tx *sql.Tx) error {
+		if err := s.checkOwnerLease(ctx, tx, owner); err != nil {
+			return fmt.Errorf("job %s not marked: %w", j.ID, err)
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, provider = ?, model = ?, quality_score = ?, attempt = ?,
 	location = ?, payload = ?, updated_at = ?, claimed_at = ? WHERE id = ? AND owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?`,
 			chain.JobPublishing, j.Provider, j.Model, nullFloat(j.QualityScore), j.Attempt, j.Location, j.Payload, FormatTime(now), FormatTime(now),
@@ -204,8 +242,10 @@ func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, owner cha
 // location and published_at are taken from j when set (non-zero) and kept
 // otherwise; a published job without PublishedAt gets now; the payload of
 // publishing is dropped. A job that is not in the table is inserted. Only the
-// claim's owner (or anyone, for an unclaimed job) may finish it: a process
-// that lost its claim changes nothing and gets an error.
+// claim's owner (or anyone, for an unclaimed job that is not published) may
+// finish it: a process that lost its claim changes nothing and gets an
+// error — also when the worker that took the claim over has published the
+// job and released it meanwhile.
 func (s *Store) FinishJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, now time.Time) error {
 	if j.Status == "" {
 		return fmt.Errorf("finish job %s: empty status", j.ID)
@@ -232,9 +272,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 	quality_score = COALESCE(?, quality_score), attempt = COALESCE(?, attempt),
 	location = COALESCE(NULLIF(?, ''), location), published_at = COALESCE(?, published_at),
 	payload = NULL
-WHERE id = ? AND (owner_host IS NULL OR (owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?))`,
+WHERE id = ? AND ((owner_host IS NULL AND status <> ?) OR (owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?))`,
 			j.Status, j.LastError, ts, j.Status, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
-			j.Location, nullTime(published), j.ID, owner.Host, owner.PID, owner.Token)
+			j.Location, nullTime(published), j.ID, chain.JobPublished, owner.Host, owner.PID, owner.Token)
 		if err != nil {
 			return err
 		}

@@ -25,10 +25,14 @@ import (
 //
 // The lock files live in the directory <database>.owners beside the
 // database file (mode 0700). Close releases the lock and removes the file.
+//
+// On PostgreSQL there is no file beside the database: the process is a row
+// of the owners table with a lease that a heartbeat renews (see lease.go).
 type Process struct {
 	Owner chain.Owner
 	f     *os.File
 	path  string
+	pg    *pgLease // on PostgreSQL
 }
 
 // ownersDir is the directory of the liveness lock files of the database at
@@ -44,6 +48,9 @@ func (s *Store) Register() (*Process, error) {
 		return nil, fmt.Errorf("process token: %w", err)
 	}
 	tok := hex.EncodeToString(b[:])
+	if s.pg() {
+		return s.registerPG(chain.Owner{Host: host, PID: os.Getpid(), Token: tok})
+	}
 	dir := ownersDir(s.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create lock directory %s: %w", dir, err)
@@ -66,6 +73,9 @@ func (s *Store) Register() (*Process, error) {
 // Close releases the lock and removes the lock file. Claims still held are
 // then free for the next process.
 func (p *Process) Close() error {
+	if p != nil && p.pg != nil {
+		return p.pg.close()
+	}
 	if p == nil || p.f == nil {
 		return nil
 	}
@@ -86,7 +96,13 @@ func (p *Process) Close() error {
 //     seen free over a network file system proves nothing);
 //   - a claim without a token (written before tokens existed): on this host
 //     by signal 0 to its pid, elsewhere alive.
+//
+// On PostgreSQL a process is alive while its owners row has an unexpired
+// lease (see lease.go); a claim without a token counts as alive there.
 func (s *Store) Alive(o chain.Owner) bool {
+	if s.pg() {
+		return s.alivePG(o)
+	}
 	host, _ := os.Hostname()
 	if o.Token == "" {
 		if o.Host != host {

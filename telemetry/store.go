@@ -62,6 +62,10 @@ type Store struct {
 	path     string // the SQLite file, or the PostgreSQL URL redacted (RedactURL)
 	backend  string // BackendSQLite or BackendPostgres
 	readOnly bool
+	// OwnerLease and DeliveryWindow, when set (right after Open, before
+	// Register), replace DefaultOwnerLease and DefaultDeliveryWindow; see
+	// lease.go.
+	OwnerLease, DeliveryWindow time.Duration
 	// Step, when set (right after Open, before any other use), is called
 	// just before and just after each write transaction's commit: the
 	// crash tests kill the process there.

@@ -1,0 +1,387 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+// Several workers on one database: each with its own Store handle (its own
+// connections, as separate processes have) and several goroutines.
+
+// TestClaimsManyWorkers: 6 handles × 4 goroutines claim 150 jobs in one
+// order and in the reverse order; every job is claimed exactly once.
+func TestClaimsManyWorkers(t *testing.T) { forEachBackend(t, testClaimsManyWorkers) }
+
+func testClaimsManyWorkers(t *testing.T) {
+	_, spec := openTemp(t)
+	const handles, perHandle, jobs = 6, 4, 150
+	var (
+		claims [jobs]atomic.Int32
+		wg     sync.WaitGroup
+		start  = make(chan struct{})
+	)
+	for h := range handles {
+		s, err := Open(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for g := range perHandle {
+			owner := chain.Owner{Host: "h", PID: h*perHandle + g + 1, Token: fmt.Sprintf("w%d-%d", h, g)}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for k := range jobs {
+					i := k
+					if (h+g)%2 == 1 {
+						i = jobs - 1 - k
+					}
+					ok, cur, err := s.ClaimJob(context.Background(), job(fmt.Sprint("j", i)), owner, everyoneAlive, time.Hour, time.Now())
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if ok {
+						claims[i].Add(1)
+						if cur.Status != chain.JobRunning {
+							t.Errorf("job %d claimed with status %q", i, cur.Status)
+						}
+					}
+				}
+			}()
+		}
+	}
+	close(start)
+	wg.Wait()
+	for i := range claims {
+		if n := claims[i].Load(); n != 1 {
+			t.Errorf("job j%d claimed %d times, want exactly once", i, n)
+		}
+	}
+}
+
+// TestReserveSpend16Workers: 16 workers (4 handles × 4 goroutines) reserve
+// until refused; the cap, the token limit and the money budget each hold
+// exactly: what was granted never passes a limit, and the limit that
+// refused was reached to the last unit it allows.
+func TestReserveSpend16Workers(t *testing.T) { forEachBackend(t, testReserveSpend16Workers) }
+
+func testReserveSpend16Workers(t *testing.T) {
+	_, spec := openTemp(t)
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	price := chain.Price{InputPerMTok: 1, OutputPerMTok: 2}
+	est := price.Cost(1000, 2000) // USD of one reservation
+	base := chain.SpendRequest{Provider: "p", DayStart: utcMidnight(now), Now: now,
+		ChainDayStart: utcMidnight(now), ChainMonthStart: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		InputTokens: 1000, MaxOutput: 2000, Price: price}
+	for _, c := range []struct {
+		name  string
+		set   func(*chain.SpendRequest)
+		want  int
+		limit chain.SpendLimit
+	}{
+		{"cap", func(r *chain.SpendRequest) { r.Cap = 37 }, 37, chain.LimitCap},
+		{"tokens", func(r *chain.SpendRequest) { r.DailyTokens = 41*3000 + 2999 }, 41, chain.LimitTokens},
+		{"link budget", func(r *chain.SpendRequest) { r.DailyUSD = 29*est + est/2 }, 29, chain.LimitLinkUSD},
+		{"chain budget", func(r *chain.SpendRequest) { r.ChainDailyUSD = 23*est + est/2 }, 23, chain.LimitChainDay},
+	} {
+		req := base
+		req.Provider = strings.ReplaceAll(c.name, " ", "-")
+		// A day of its own: the chain budget counts every provider.
+		req.Now = now.AddDate(0, 0, len(c.name))
+		req.DayStart, req.ChainDayStart = utcMidnight(req.Now), utcMidnight(req.Now)
+		c.set(&req)
+		var (
+			granted atomic.Int32
+			wrong   atomic.Value
+			wg      sync.WaitGroup
+		)
+		for h := range 4 {
+			s, err := Open(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_ = h
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						g, err := s.ReserveSpend(context.Background(), req)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if g.Refused != "" {
+							if g.Refused != c.limit {
+								wrong.Store(g.Refused)
+							}
+							return
+						}
+						granted.Add(1)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if n := granted.Load(); n != int32(c.want) {
+			t.Errorf("%s: %d reservations granted by 16 workers, want exactly %d", c.name, n, c.want)
+		}
+		if w := wrong.Load(); w != nil {
+			t.Errorf("%s: refused by %v, want %s", c.name, w, c.limit)
+		}
+	}
+}
+
+// TestClaimSlotOnce: 12 workers claim the same schedule slot; one wins.
+// The next slot and another schedule have their own winner; a slot
+// already run has none.
+func TestClaimSlotOnce(t *testing.T) { forEachBackend(t, testClaimSlotOnce) }
+
+func testClaimSlotOnce(t *testing.T) {
+	_, spec := openTemp(t)
+	slot := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		schedule string
+		at       time.Time
+		want     int32
+	}{{"run", slot, 1}, {"run", slot.Add(time.Hour), 1}, {"health", slot, 1}, {"run", slot.Add(time.Hour), 0}} {
+		var (
+			wins atomic.Int32
+			wg   sync.WaitGroup
+		)
+		for h := range 3 {
+			s, err := Open(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for g := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ok, err := s.ClaimSlot(context.Background(), c.schedule, c.at, chain.Owner{Host: "h", PID: h*4 + g, Token: fmt.Sprint(h, g)})
+					if err != nil {
+						t.Error(err)
+					}
+					if ok {
+						wins.Add(1)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if n := wins.Load(); n != c.want {
+			t.Errorf("slot %s %s: %d winners, want %d", c.schedule, FormatTime(c.at), n, c.want)
+		}
+	}
+}
+
+// TestPausedOwnerLosesItsClaim: a registered process that stops renewing
+// (a pause past its lease on PostgreSQL; on SQLite past its claim's lease)
+// loses the job to another worker; when it resumes its heartbeat, mark and
+// finish are refused, also after the new holder published and released
+// the job.
+func TestPausedOwnerLosesItsClaim(t *testing.T) { forEachBackend(t, testPausedOwnerLosesItsClaim) }
+
+func testPausedOwnerLosesItsClaim(t *testing.T) {
+	s, spec := openTemp(t)
+	s.OwnerLease, s.DeliveryWindow = 1200*time.Millisecond, 300*time.Millisecond
+	ctx := t.Context()
+	a, err := s.Register()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	s2, err := Open(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	s2.OwnerLease, s2.DeliveryWindow = s.OwnerLease, s.DeliveryWindow
+	b, err := s2.Register()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	lease := time.Hour // the claim's lease
+	now := time.Now()
+	if ok, _, err := s.ClaimJob(ctx, job("x"), a.Owner, s.Alive, lease, now); !ok || err != nil {
+		t.Fatalf("claim by a: %v %v", ok, err)
+	}
+	if ok, _, _ := s2.ClaimJob(ctx, job("x"), b.Owner, s2.Alive, lease, now); ok {
+		t.Fatal("b claimed the job of a live a")
+	}
+	takeoverAt := now
+	if s.pg() {
+		time.Sleep(2 * s.OwnerLease) // renewed meanwhile: still alive
+		if ok, _, _ := s2.ClaimJob(ctx, job("x"), b.Owner, s2.Alive, lease, time.Now()); ok {
+			t.Fatal("b claimed the job of a process that renews its lease")
+		}
+		a.pause()
+		time.Sleep(s.OwnerLease + 100*time.Millisecond)
+		if s2.Alive(a.Owner) {
+			t.Fatal("a paused past its lease is still alive")
+		}
+		takeoverAt = time.Now()
+	} else {
+		// The OS lock of a stopped process stays held: only the claim's
+		// lease frees its job.
+		takeoverAt = now.Add(lease + time.Second)
+	}
+	ok, _, err := s2.ClaimJob(ctx, job("x"), b.Owner, s2.Alive, lease, takeoverAt)
+	if err != nil || !ok {
+		t.Fatalf("takeover by b: %v %v", ok, err)
+	}
+	rec := job("x")
+	rec.Provider, rec.Attempt, rec.Location, rec.Status = "groq", 1, "out/x.md", chain.JobPublishing
+	if err := s.MarkPublishing(ctx, rec, a.Owner, takeoverAt); err == nil {
+		t.Fatal("a marked a job b took over")
+	}
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "x", Status: chain.JobDeferred}, a.Owner, takeoverAt); err == nil {
+		t.Fatal("a finished a job b took over")
+	}
+	if err := s2.MarkPublishing(ctx, rec, b.Owner, takeoverAt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CheckDelivery(ctx, "x", a.Owner, lease, takeoverAt); err == nil {
+		t.Fatal("a may deliver a job b holds")
+	}
+	if _, err := s2.CheckDelivery(ctx, "x", b.Owner, lease, takeoverAt); err != nil {
+		t.Fatalf("b may not deliver its own job: %v", err)
+	}
+	if err := s2.FinishJob(ctx, chain.JobRecord{ID: "x", Status: chain.JobPublished}, b.Owner, takeoverAt); err != nil {
+		t.Fatal(err)
+	}
+	// Released and published: a's late finish still changes nothing.
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "x", Status: chain.JobDeferred}, a.Owner, takeoverAt); err == nil {
+		t.Fatal("a's late finish overwrote the published job")
+	}
+	if got, _, _ := s.Job(ctx, "x"); got.Status != chain.JobPublished {
+		t.Fatalf("job x is %s, want published", got.Status)
+	}
+}
+
+// TestPublishingTakeoverWaitsForTheDeliveryWindow (PostgreSQL): a holder
+// paused right after its durable mark keeps the job until its lease ran
+// out by more than the delivery window; only then does another worker
+// reconcile it, and the holder's own CheckDelivery refuses.
+func TestPublishingTakeoverWaitsForTheDeliveryWindow(t *testing.T) {
+	forEachBackend(t, testPublishingTakeoverWaitsForTheDeliveryWindow)
+}
+
+func testPublishingTakeoverWaitsForTheDeliveryWindow(t *testing.T) {
+	s, spec := openTemp(t)
+	if !s.pg() {
+		t.Skip("on SQLite a stopped process keeps its OS lock: only the claim's lease frees it (TestPausedOwnerLosesItsClaim)")
+	}
+	s.OwnerLease, s.DeliveryWindow = 1200*time.Millisecond, 600*time.Millisecond
+	ctx := t.Context()
+	a, err := s.Register()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	s2, err := Open(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	s2.OwnerLease, s2.DeliveryWindow = s.OwnerLease, s.DeliveryWindow
+	b, err := s2.Register()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	lease := time.Hour
+	if ok, _, err := s.ClaimJob(ctx, job("m"), a.Owner, s.Alive, lease, time.Now()); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	rec := job("m")
+	rec.Provider, rec.Attempt, rec.Location, rec.Payload = "groq", 1, "out/m.md", []byte("body")
+	if err := s.MarkPublishing(ctx, rec, a.Owner, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	deadline, err := s.CheckDelivery(ctx, "m", a.Owner, lease, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.pause()
+	until, _, _ := ownerLeaseUntil(ctx, s.db, a.Owner.Token)
+	// Expired, but not yet by the delivery window: b waits.
+	time.Sleep(time.Until(until) + 100*time.Millisecond)
+	if s2.Alive(a.Owner) {
+		t.Fatal("a is alive past its lease")
+	}
+	if ok, _, _ := s2.ClaimJob(ctx, job("m"), b.Owner, s2.Alive, lease, time.Now()); ok {
+		t.Fatal("b took over a publishing job within the delivery window of its holder's lease")
+	}
+	time.Sleep(time.Until(until.Add(s.DeliveryWindow)) + 100*time.Millisecond)
+	if !time.Now().After(deadline) {
+		t.Fatal("the takeover came before a's delivery deadline")
+	}
+	ok, cur, err := s2.ClaimJob(ctx, job("m"), b.Owner, s2.Alive, lease, time.Now())
+	if err != nil || !ok || cur.Status != chain.JobPublishing || string(cur.Payload) != "body" {
+		t.Fatalf("reconciliation claim: %v %v %+v", ok, err, cur)
+	}
+	if _, err := s.CheckDelivery(ctx, "m", a.Owner, lease, time.Now()); err == nil {
+		t.Fatal("the paused holder may still deliver after the takeover")
+	}
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "m", Status: chain.JobPublished}, a.Owner, time.Now()); err == nil {
+		t.Fatal("the paused holder finished a job taken over")
+	}
+}
+
+// TestOwnerLeaseOnPostgres: a registered process is alive while it runs,
+// dead once closed (its claims free at once), and a late mark of a process
+// whose lease has less than the delivery window left is refused.
+func TestOwnerLeaseOnPostgres(t *testing.T) { forEachBackend(t, testOwnerLeaseOnPostgres) }
+
+func testOwnerLeaseOnPostgres(t *testing.T) {
+	s, _ := openTemp(t)
+	if !s.pg() {
+		t.Skip("SQLite liveness is the OS lock (TestAlertLeaseOfADeadSender, the cmd crash tests)")
+	}
+	s.OwnerLease, s.DeliveryWindow = 1200*time.Millisecond, 500*time.Millisecond
+	ctx := t.Context()
+	p, err := s.Register()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Alive(p.Owner) {
+		t.Fatal("a registered process is not alive")
+	}
+	if ok, _, err := s.ClaimJob(ctx, job("k"), p.Owner, s.Alive, time.Hour, time.Now()); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	p.pause()
+	until, _, _ := ownerLeaseUntil(ctx, s.db, p.Owner.Token)
+	time.Sleep(time.Until(until.Add(-s.DeliveryWindow)) + 50*time.Millisecond)
+	rec := job("k")
+	rec.Location = "out/k.md"
+	if err := s.MarkPublishing(ctx, rec, p.Owner, time.Now()); err == nil || !strings.Contains(err.Error(), "delivery window") {
+		t.Fatalf("mark with a lease about to run out: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Alive(p.Owner) {
+		t.Fatal("a closed process is alive")
+	}
+	q := chain.Owner{Host: "other", PID: 9, Token: "q"}
+	if ok, _, err := s.ClaimJob(ctx, job("k"), q, s.Alive, time.Hour, time.Now()); !ok || err != nil {
+		t.Fatalf("claim of a closed process's job: %v %v", ok, err)
+	}
+	if _, err := (&Store{OwnerLease: time.Second, DeliveryWindow: time.Second, backend: BackendPostgres, db: s.db}).Register(); err == nil {
+		t.Fatal("a lease shorter than twice the delivery window was accepted")
+	}
+}
