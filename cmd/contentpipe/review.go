@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -60,11 +59,11 @@ func (a *app) reviewStore(cmd *cobra.Command, write bool) (*config.Config, *tele
 	if !dbExists(cfg.Database) {
 		return cfg, nil, nil
 	}
-	open := telemetry.OpenReadOnly
+	open := func(cfg *config.Config) (*telemetry.Store, error) { return telemetry.OpenReadOnly(cfg.Database) }
 	if write {
-		open = telemetry.Open
+		open = openStore
 	}
-	store, err := open(cfg.Database)
+	store, err := open(cfg)
 	if err != nil {
 		return nil, nil, exitWith(exitPartial, err)
 	}

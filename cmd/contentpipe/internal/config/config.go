@@ -87,6 +87,16 @@ type Job struct {
 	// before another run (another worker) may take the job over; 0
 	// (default) means Deadline + 5m.
 	Lease time.Duration
+	// WorkerLease is, on PostgreSQL, how long a worker counts as alive
+	// after its last heartbeat (renewed every quarter of it): a machine
+	// that died or lost its network loses its claims this long after. 0
+	// (default) means telemetry.DefaultOwnerLease (2m).
+	WorkerLease time.Duration
+	// DeliveryWindow bounds one delivery (a webhook call, a file write) a
+	// worker starts under its claim; another worker reconciles a job left
+	// publishing only this long after the holder's lease ran out. 0
+	// (default) means telemetry.DefaultDeliveryWindow (45s).
+	DeliveryWindow time.Duration
 }
 
 // Link is one provider of the chain (or a shadow-only candidate).

@@ -3,6 +3,8 @@ package config
 import (
 	"net/url"
 	"strings"
+
+	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 // databaseSchemes are the URL schemes database: and the variable
@@ -23,7 +25,7 @@ func (c *Config) DatabaseName() string { return DatabaseName(c.Database) }
 // DatabaseName is Config.DatabaseName for any database spec.
 func DatabaseName(spec string) string {
 	if IsPostgres(spec) {
-		return redactURL(spec)
+		return telemetry.RedactURL(spec)
 	}
 	return spec
 }
@@ -145,20 +147,3 @@ func hasPassword(spec string) bool {
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
-
-// redactURL is the URL without its password (in the user info or a
-// password= parameter).
-func redactURL(spec string) string {
-	u, err := url.Parse(spec)
-	if err != nil {
-		return "postgres://(unreadable URL, not shown)"
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}

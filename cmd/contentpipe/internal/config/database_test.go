@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A recognisable database password: it must never show up in an error, a
@@ -120,5 +121,40 @@ func TestDatabaseErrors(t *testing.T) {
 				t.Errorf("got line %d %q (fix %q)\nwant line %d %q (fix with %q)", ce.Line, ce.Msg, ce.Fix, tc.line, tc.msg, tc.fix)
 			}
 		})
+	}
+}
+
+// TestLeases: job.lease, job.worker_lease and job.delivery_window.
+func TestLeases(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "contentpipe.yaml")
+	cfg, err := Parse(path, []byte(dbChain), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := cfg.Job; j.Lease != 0 || j.WorkerLease != 0 || j.DeliveryWindow != 0 {
+		t.Errorf("defaults %v %v %v, want 0 (the store's defaults)", j.Lease, j.WorkerLease, j.DeliveryWindow)
+	}
+	cfg, err = Parse(path, []byte("job: {deadline: 1m, lease: 20s, worker_lease: 6s, delivery_window: 3s}\n"+dbChain), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := cfg.Job; j.Lease != 20*time.Second || j.WorkerLease != 6*time.Second || j.DeliveryWindow != 3*time.Second {
+		t.Errorf("got %v %v %v", j.Lease, j.WorkerLease, j.DeliveryWindow)
+	}
+	found := false
+	for _, w := range cfg.Warnings {
+		found = found || strings.Contains(w, "job.lease (20s) is shorter than job.deadline (1m0s)")
+	}
+	if !found {
+		t.Errorf("no warning for a lease shorter than the deadline: %q", cfg.Warnings)
+	}
+	_, err = Parse(path, []byte("job: {worker_lease: 100ms}\n"+dbChain), env(nil))
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Line != 1 || !strings.Contains(ce.Msg, "job.worker_lease: 100ms is too short") {
+		t.Errorf("worker_lease 100ms: %v", err)
+	}
+	_, err = Parse(path, []byte("job:\n  deadline: 1m\n  worker_lease: 1m\n"+dbChain), env(nil))
+	if !errors.As(err, &ce) || ce.Line != 3 || !strings.Contains(ce.Msg, "job.worker_lease (1m0s) must be at least twice job.delivery_window (45s)") || !strings.Contains(ce.Fix, "at least 1m30s") {
+		t.Errorf("worker_lease 1m with the default window: %v", err)
 	}
 }

@@ -55,6 +55,8 @@ type rawJob struct {
 	TargetWords *wholeNumber `yaml:"target_words"`
 	Parallel    *wholeNumber `yaml:"parallel"`
 	Lease       *duration    `yaml:"lease"`
+	WorkerLease *duration    `yaml:"worker_lease"`
+	Delivery    *duration    `yaml:"delivery_window"`
 }
 
 type rawLink struct {
