@@ -129,8 +129,14 @@ func openPostgres(rawURL string, readOnly bool) (*Store, error) {
 	defer cancel()
 	if err := s.db.PingContext(ctx); err != nil {
 		s.db.Close()
-		return nil, fmt.Errorf("open database %s: %v (is the server running and the URL right? `psql '%s' -c 'SELECT 1'` tells)",
-			name, scrub(err, rawURL), name)
+		hint := fmt.Sprintf("is the server running and the URL right? `psql '%s' -c 'SELECT 1'` tells", name)
+		switch pgCode(err) {
+		case "3D000": // invalid_catalog_name
+			hint = fmt.Sprintf("create it first: `createdb -h %s -U %s %s`, or CREATE DATABASE %s as a superuser", cfg.Host, cfg.User, cfg.Database, cfg.Database)
+		case "28P01", "28000": // invalid_password, invalid_authorization_specification
+			hint = "check the user and password in the URL, and pg_hba.conf on the server"
+		}
+		return nil, fmt.Errorf("open database %s: %v (%s)", name, scrub(err, rawURL), hint)
 	}
 	if readOnly {
 		var n int
