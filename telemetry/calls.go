@@ -107,8 +107,11 @@ func (s *Store) RecordSkip(ctx context.Context, sk chain.Skip) error {
 // reservation when ok, the count that refused it otherwise.
 func (s *Store) ReserveCap(ctx context.Context, provider string, dayStart time.Time, limit int, now time.Time) (id int64, used int, ok bool, err error) {
 	day := FormatTime(dayStart)
-	err = s.write(ctx, "reserve cap "+provider, func(tx *sql.Tx) error {
+	err = s.writeMode(ctx, "reserve cap "+provider, writeMode{locked: true}, func(tx *sql.Tx) error {
 		id, used, ok = 0, 0, false
+		if err := s.pgLock(ctx, tx, pgLockSpend); err != nil {
+			return err
+		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM cap_reservations
 WHERE provider = ? AND day_start = ? AND (settled = 0 OR sent = 1)`, provider, day).Scan(&used); err != nil {
 			return err

@@ -125,8 +125,16 @@ func (s *Store) ClaimJobWithin(ctx context.Context, j chain.JobRecord, owner cha
 // fresh claim.
 func (s *Store) claimJob(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now time.Time, full func(*sql.Tx) (bool, error)) (claimed bool, cur chain.JobRecord, err error) {
 	ts := FormatTime(now)
-	err = s.write(ctx, "claim job "+j.ID, func(tx *sql.Tx) error {
+	// On PostgreSQL the claim decides on the job's row, which it locks; a
+	// ceiling also counts the other jobs, so that claim first takes the
+	// ceiling's lock (every claim under a ceiling takes it).
+	err = s.writeMode(ctx, "claim job "+j.ID, writeMode{locked: true}, func(tx *sql.Tx) error {
 		claimed = false
+		if full != nil {
+			if err := s.pgLock(ctx, tx, pgLockCeiling); err != nil {
+				return err
+			}
+		}
 		r, found, locked, err := s.lockJob(ctx, tx, j.ID)
 		if err != nil {
 			return err
@@ -198,7 +206,7 @@ WHERE id = ?`, status, owner.Host, owner.PID, owner.Token, ts, updated, j.Title,
 // when the job is not claimed by owner any more (another run took it over,
 // or it was finished): the caller must then discard its answer.
 func (s *Store) HeartbeatJob(ctx context.Context, id string, owner chain.Owner, now time.Time) error {
-	return s.write(ctx, "heartbeat job "+id, func(tx *sql.Tx) error {
+	return s.writeMode(ctx, "heartbeat job "+id, writeMode{locked: true}, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE jobs SET claimed_at = ? WHERE id = ? AND owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?",
 			FormatTime(now), id, owner.Host, owner.PID, owner.Token)
 		if err != nil {
@@ -219,7 +227,7 @@ func (s *Store) HeartbeatJob(ctx context.Context, id string, owner chain.Owner, 
 // (fsynced) before MarkPublishing returns, so no power cut can take the mark
 // back once the side effect starts.
 func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, owner chain.Owner, now time.Time) error {
-	return s.writeSync(ctx, "mark publishing "+j.ID, true, func(tx *sql.Tx) error {
+	return s.writeMode(ctx, "mark publishing "+j.ID, writeMode{durable: true, locked: true}, func(tx *sql.Tx) error {
 		if err := s.checkOwnerLease(ctx, tx, owner); err != nil {
 			return fmt.Errorf("job %s not marked: %w", j.ID, err)
 		}
@@ -255,7 +263,7 @@ func (s *Store) FinishJob(ctx context.Context, j chain.JobRecord, owner chain.Ow
 	if published.IsZero() && j.Status == chain.JobPublished {
 		published = now
 	}
-	return s.write(ctx, "finish job "+j.ID, func(tx *sql.Tx) error {
+	return s.writeMode(ctx, "finish job "+j.ID, writeMode{locked: true}, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, topic, slot, title, category, language, status, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			j.ID, j.Topic, j.Slot, j.Title, j.Category, j.Language, j.Status, ts, ts)

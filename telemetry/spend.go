@@ -23,7 +23,10 @@ const (
 
 // ReserveSpend checks r against every limit it carries and takes one
 // reservation when all hold, in one IMMEDIATE transaction (so concurrent
-// processes cannot both take the last of a limit). The output estimate is
+// processes cannot both take the last of a limit; on PostgreSQL every
+// reservation holds pgLockSpend to its commit). A settlement running at the
+// same time takes no lock: it changes only its own row and reads nothing a
+// reservation writes, so either order of the two is a serial one. The output estimate is
 // the median output of the link's last settled calls (at most
 // recentOutputs), else r.MaxOutput; the cost estimate prices the input
 // estimate and that output at r.Price. A limit is crossed when its use
@@ -31,10 +34,15 @@ const (
 // it; the cap when its count reached it.
 func (s *Store) ReserveSpend(ctx context.Context, r chain.SpendRequest) (chain.SpendGrant, error) {
 	var g chain.SpendGrant
-	err := s.write(ctx, "reserve "+r.Provider, func(tx *sql.Tx) error {
+	err := s.writeMode(ctx, "reserve "+r.Provider, writeMode{locked: true}, func(tx *sql.Tx) error {
 		g = chain.SpendGrant{}
 		out, err := outputEstimate(ctx, tx, r.Provider, r.MaxOutput)
 		if err != nil {
+			return err
+		}
+		// The estimate reads settled rows only and need not see the last
+		// settlement: the lock, held to the commit, covers the decision.
+		if err := s.pgLock(ctx, tx, pgLockSpend); err != nil {
 			return err
 		}
 		g.EstTokens, g.EstUSD = r.InputTokens+out, r.Price.Cost(r.InputTokens, out)

@@ -333,18 +333,35 @@ func isBusy(err error) bool {
 // the whole transaction is tried again (at most busyRetries times), so fn
 // must be safe to run more than once.
 func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
-	return s.writeSync(ctx, what, false, fn)
+	return s.writeMode(ctx, what, writeMode{}, fn)
 }
 
 // writeSync is write; with durable set, the commit reaches the disk before
 // it returns (see tryWrite).
 func (s *Store) writeSync(ctx context.Context, what string, durable bool, fn func(tx *sql.Tx) error) error {
+	return s.writeMode(ctx, what, writeMode{durable: durable}, fn)
+}
+
+// writeMode is how a write transaction runs.
+type writeMode struct {
+	// durable: the commit reaches the disk before it returns (SQLite).
+	durable bool
+	// locked: fn decides only on rows it locks itself (SELECT … FOR
+	// UPDATE, an UPDATE or INSERT … ON CONFLICT whose WHERE is the
+	// decision, pg_advisory_xact_lock first), so on PostgreSQL it runs
+	// READ COMMITTED — each statement sees what committed before it — and
+	// waits for the lock instead of failing serialization and running
+	// again. SQLite's single writer needs no such distinction.
+	locked bool
+}
+
+func (s *Store) writeMode(ctx context.Context, what string, mode writeMode, fn func(tx *sql.Tx) error) error {
 	if s.readOnly {
 		return fmt.Errorf("%s: the database %s is opened read-only and writes are refused", what, s.path)
 	}
 	var err error
 	for try := 0; ; try++ {
-		err = s.tryWrite(ctx, what, durable, fn)
+		err = s.tryWrite(ctx, what, mode, fn)
 		if err == nil {
 			return nil
 		}
@@ -397,14 +414,19 @@ func (s *Store) lockedErr(what string, err error) error {
 // effect it guards (a file written, a webhook sent) already happened. The
 // fsync of the WAL at that commit also makes every earlier commit durable.
 //
-// On PostgreSQL every write transaction is SERIALIZABLE, so a decision on
-// rows (a cap, a budget, a claim) holds across workers as it does under
-// SQLite's single writer; a commit is durable (synchronous_commit is on
+// On PostgreSQL a write transaction is SERIALIZABLE, so a decision on
+// rows (a cap, a budget, a ceiling) holds across workers as it does under
+// SQLite's single writer, unless it locks what it decides on (mode.locked); a commit is durable (synchronous_commit is on
 // for every connection, see openPostgres), so the durable flag changes
 // nothing there.
-func (s *Store) tryWrite(ctx context.Context, what string, durable bool, fn func(tx *sql.Tx) error) error {
+func (s *Store) tryWrite(ctx context.Context, what string, mode writeMode, fn func(tx *sql.Tx) error) error {
+	durable := mode.durable
 	if s.pg() {
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+		iso := sql.LevelSerializable
+		if mode.locked {
+			iso = sql.LevelReadCommitted
+		}
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: iso})
 		if err != nil {
 			return err
 		}

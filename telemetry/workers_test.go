@@ -385,3 +385,50 @@ func testOwnerLeaseOnPostgres(t *testing.T) {
 		t.Fatal("a lease shorter than twice the delivery window was accepted")
 	}
 }
+
+// TestCeiling16Workers: 16 workers claim distinct jobs under a ceiling of
+// 10 publications a day; exactly 10 are claimed.
+func TestCeiling16Workers(t *testing.T) { forEachBackend(t, testCeiling16Workers) }
+
+func testCeiling16Workers(t *testing.T) {
+	_, spec := openTemp(t)
+	now := time.Now()
+	var (
+		claimed, full atomic.Int32
+		wg            sync.WaitGroup
+		start         = make(chan struct{})
+	)
+	for h := range 4 {
+		s, err := Open(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for g := range 4 {
+			w := h*4 + g
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for k := range 3 {
+					owner := chain.Owner{Host: "h", PID: w + 1, Token: fmt.Sprint("w", w)}
+					ok, cur, err := s.ClaimJobWithin(context.Background(), job(fmt.Sprintf("c%d-%d", w, k)), owner, everyoneAlive, time.Hour, now, utcMidnight(now), 10)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if ok {
+						claimed.Add(1)
+					} else if cur.Status == chain.JobDayFull {
+						full.Add(1)
+					}
+				}
+			}()
+		}
+	}
+	close(start)
+	wg.Wait()
+	if c, f := claimed.Load(), full.Load(); c != 10 || f != 38 {
+		t.Fatalf("%d claimed, %d refused as day full; want exactly 10 and 38", c, f)
+	}
+}
