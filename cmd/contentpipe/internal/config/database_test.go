@@ -158,3 +158,26 @@ func TestLeases(t *testing.T) {
 		t.Errorf("worker_lease 1m with the default window: %v", err)
 	}
 }
+
+// TestDatabasePasswordNeverInErrors: a URL in a wrong shape or a broken
+// file is reported without its password.
+func TestDatabasePasswordNeverInErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "contentpipe.yaml")
+	url := "postgres://cp:" + fakeDBPassword + "@db/contentpipe"
+	for _, y := range []string{
+		"database: [" + url + "]\n",
+		"database: {u: " + url + "}\n",
+		"database: '" + url + "\n",
+		"database: " + url + "\n\tjob: 1\n",
+		"database: " + url + "\ndatabase: x\n",
+		"database_url: " + url + "\n",
+		"database: " + url + "\ndatabase_url_env: CONTENTPIPE_DATABASE_URL\n",
+	} {
+		_, err := Parse(path, []byte(y+dbChain), env(map[string]string{"CONTENTPIPE_DATABASE_URL": url}))
+		if err == nil {
+			t.Errorf("%q: no error", y)
+			continue
+		}
+		noSecret(t, "error", err.Error())
+	}
+}
