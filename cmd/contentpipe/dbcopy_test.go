@@ -130,6 +130,13 @@ func TestDBCopyToPostgresAndBack(t *testing.T) {
 		t.Errorf("the SQLite source changed after the move: %d jobs", n)
 	}
 
+	// From the copy onto itself (the same server, port and database).
+	same := run(t, w.dir, env, "--config", "pg.yaml", "db", "copy", "--to", pg)
+	noPassword(t, "db copy onto the PostgreSQL source", same)
+	if same.code != 2 || !strings.Contains(same.stderr, "is the configured database itself") {
+		t.Errorf("copy of PostgreSQL onto itself: exit %d\n%s%s", same.code, same.stdout, same.stderr)
+	}
+
 	// And back into a new SQLite file.
 	back := run(t, w.dir, env, "--config", "pg.yaml", "db", "copy", "--to", "sqlite:back/pipeline.db")
 	noPassword(t, "db copy back", back)
