@@ -264,9 +264,13 @@ func (s *Store) FinishJob(ctx context.Context, j chain.JobRecord, owner chain.Ow
 		published = now
 	}
 	return s.writeMode(ctx, "finish job "+j.ID, writeMode{locked: true}, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, topic, slot, title, category, language, status, created_at, updated_at)
+		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, topic, slot, title, category, language, status, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			j.ID, j.Topic, j.Slot, j.Title, j.Category, j.Language, j.Status, ts, ts)
+		if err != nil {
+			return err
+		}
+		inserted, err := res.RowsAffected()
 		if err != nil {
 			return err
 		}
@@ -274,15 +278,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		if j.Attempt > 0 {
 			attempt = j.Attempt
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?, deferrals = deferrals + CASE WHEN ? = 'deferred' THEN 1 ELSE 0 END,
+		res, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, updated_at = ?, deferrals = deferrals + CASE WHEN ? = 'deferred' THEN 1 ELSE 0 END,
 	owner_host = NULL, owner_pid = NULL, owner_token = NULL, claimed_at = NULL,
 	provider = COALESCE(NULLIF(?, ''), provider), model = COALESCE(NULLIF(?, ''), model),
 	quality_score = COALESCE(?, quality_score), attempt = COALESCE(?, attempt),
 	location = COALESCE(NULLIF(?, ''), location), published_at = COALESCE(?, published_at),
 	payload = NULL
-WHERE id = ? AND ((owner_host IS NULL AND status <> ?) OR (owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?))`,
+WHERE id = ? AND (? = 1 OR (owner_host IS NULL AND status <> ?) OR (owner_host = ? AND owner_pid = ? AND COALESCE(owner_token, '') = ?))`,
 			j.Status, j.LastError, ts, j.Status, j.Provider, j.Model, nullFloat(j.QualityScore), attempt,
-			j.Location, nullTime(published), j.ID, chain.JobPublished, owner.Host, owner.PID, owner.Token)
+			j.Location, nullTime(published), j.ID, inserted, chain.JobPublished, owner.Host, owner.PID, owner.Token)
 		if err != nil {
 			return err
 		}

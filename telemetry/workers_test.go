@@ -269,6 +269,10 @@ func testPausedOwnerLosesItsClaim(t *testing.T) {
 	if got, _, _ := s.Job(ctx, "x"); got.Status != chain.JobPublished {
 		t.Fatalf("job x is %s, want published", got.Status)
 	}
+	// A job not in the table yet is recorded as finished by anyone.
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "fresh", Topic: "fresh", Slot: "2026-12-01", Status: chain.JobPublished}, a.Owner, takeoverAt); err != nil {
+		t.Fatalf("finish of a new job: %v", err)
+	}
 }
 
 // TestPublishingTakeoverWaitsForTheDeliveryWindow (PostgreSQL): a holder
