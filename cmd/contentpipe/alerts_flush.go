@@ -199,7 +199,7 @@ func (a *app) openForAlerts() (*config.Config, *telemetry.Store, error) {
 	if err != nil {
 		return nil, nil, exitWith(exitConfig, err)
 	}
-	store, err := telemetry.Open(cfg.Database)
+	store, err := openStore(cfg)
 	if err != nil {
 		return nil, nil, exitWith(exitConfig, err)
 	}

@@ -9,11 +9,23 @@ import (
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
+// openStore opens the config's database read-write with the config's
+// worker leases (job.worker_lease, job.delivery_window) applied before any
+// process registers on it.
+func openStore(cfg *config.Config) (*telemetry.Store, error) {
+	store, err := telemetry.Open(cfg.Database)
+	if err != nil {
+		return nil, err
+	}
+	store.OwnerLease, store.DeliveryWindow = cfg.Job.WorkerLease, cfg.Job.DeliveryWindow
+	return store, nil
+}
+
 // openPublishing opens the database for a run: see readyToPublish. Every
 // error is a config-class error (exit 2): nothing was done. The caller
 // closes both.
 func openPublishing(ctx context.Context, cfg *config.Config) (*telemetry.Store, *telemetry.Process, error) {
-	store, err := telemetry.Open(cfg.Database)
+	store, err := openStore(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -56,4 +68,14 @@ func publishTarget(p config.Publish) string {
 		dir = p.Dir
 	}
 	return "markdown " + dir
+}
+
+// dbExists reports whether the database a spec names is there to be read:
+// a SQLite file that exists; a PostgreSQL database always (the server is
+// asked when it is opened).
+func dbExists(spec string) bool {
+	if config.IsPostgres(spec) {
+		return true
+	}
+	return fileExists(spec)
 }

@@ -86,6 +86,11 @@ func printCheckSummary(w io.Writer, cfg *config.Config, topics int) {
 	}
 	fmt.Fprintln(w, ")")
 	fmt.Fprintf(w, "  topics:  %d in %s\n", topics, cfg.Topics)
+	backend := "SQLite"
+	if config.IsPostgres(cfg.Database) {
+		backend = "PostgreSQL"
+	}
+	fmt.Fprintf(w, "  database: %s (%s; not opened)\n", cfg.DatabaseName(), backend)
 	fmt.Fprintf(w, "  publish: %s\n", cfg.Publish)
 	fmt.Fprintf(w, "  alerts:  %s\n", cfg.Alerts.Telegram)
 	for _, warning := range cfg.Warnings {

@@ -115,3 +115,45 @@ func TestRunPrintsEveryProblem(t *testing.T) {
 		t.Error("a bad config created the database directory")
 	}
 }
+
+// TestConfigCheckDatabaseURL: config check names a PostgreSQL database
+// with its password replaced, warns about a password in the file, and
+// shows the password nowhere; both keys set is one problem naming both.
+func TestConfigCheckDatabaseURL(t *testing.T) {
+	dir := t.TempDir()
+	const pw = "FAKEPW-check-77e1"
+	chainYAML := "chain:\n  - {name: l, kind: openai, base_url: \"http://127.0.0.1:1/v1\", model: m}\n"
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("t.yaml", "- id: a\n  title: A\n")
+	check := func(cfg string, env map[string]string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := execute(context.Background(), []string{"--config", cfg, "config", "check"}, &stdout, &stderr, func(k string) string { return env[k] })
+		out := stdout.String() + stderr.String()
+		if strings.Contains(out, pw) {
+			t.Errorf("config check shows the database password:\n%s", out)
+		}
+		return code, out
+	}
+	inFile := write("in-file.yaml", "database: postgres://cp:"+pw+"@db.internal:5432/contentpipe\ntopics: t.yaml\n"+chainYAML)
+	code, out := check(inFile, nil)
+	if code != exitOK || !strings.Contains(out, "database: postgres://cp:xxxxx@db.internal:5432/contentpipe (PostgreSQL; not opened)") ||
+		!strings.Contains(out, "in-file.yaml:1: the URL carries a password (not shown); put the URL in the environment") {
+		t.Errorf("password in the file: exit %d\n%s", code, out)
+	}
+	fromEnv := write("from-env.yaml", "database_url_env: CONTENTPIPE_DATABASE_URL\ntopics: t.yaml\n"+chainYAML)
+	code, out = check(fromEnv, map[string]string{"CONTENTPIPE_DATABASE_URL": "postgres://cp:" + pw + "@db.internal/contentpipe"})
+	if code != exitOK || !strings.Contains(out, "database: postgres://cp:xxxxx@db.internal/contentpipe (PostgreSQL") || strings.Contains(out, "carries a password") {
+		t.Errorf("URL from the environment: exit %d\n%s", code, out)
+	}
+	both := write("both.yaml", "database: data/x.db\ndatabase_url_env: CONTENTPIPE_DATABASE_URL\ntopics: t.yaml\n"+chainYAML)
+	code, out = check(both, map[string]string{"CONTENTPIPE_DATABASE_URL": "postgres://cp:" + pw + "@db.internal/contentpipe"})
+	if code != exitConfig || !strings.Contains(out, "both.yaml:2: database (line 1) and database_url_env (line 2) are both set") || !strings.Contains(out, "1 problem") {
+		t.Errorf("both set: exit %d\n%s", code, out)
+	}
+}

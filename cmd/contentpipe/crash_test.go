@@ -31,6 +31,9 @@ type simWorld struct {
 	sims   *sim.Set
 	env    []string
 	topics int // topics in topics.yaml
+	// dbURL is the PostgreSQL database of the world (worldOptions.dbURL);
+	// "" = the SQLite file data/pipeline.db.
+	dbURL string
 }
 
 // worldOptions shape a simWorld's config. Zero fields take the defaults of
@@ -53,6 +56,10 @@ type worldOptions struct {
 	baseURL map[string]string
 	// extra is appended to the config (other top-level keys).
 	extra string
+	// dbURL, when set, puts the world's database on PostgreSQL: the config
+	// says database_url_env: CONTENTPIPE_DATABASE_URL and the world's
+	// environment holds the URL (see testPostgres). "" = SQLite.
+	dbURL string
 }
 
 // The fake keys of every simWorld: recognisable, so that a scan of every
@@ -92,7 +99,11 @@ func newWorld(t *testing.T, o worldOptions) *simWorld {
 		{"openrouter", "openai", "meta-llama/llama-3.3-70b-instruct", "T_OPENROUTER_KEY", "broker", sim.FlavorOpenRouter},
 	}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "database: data/pipeline.db\ntopics: topics.yaml\npublish: %s\njob: %s\nchain:\n", o.publish, o.job)
+	database := "database: data/pipeline.db"
+	if o.dbURL != "" {
+		database = "database_url_env: CONTENTPIPE_DATABASE_URL"
+	}
+	fmt.Fprintf(&cfg, "%s\ntopics: topics.yaml\npublish: %s\njob: %s\nchain:\n", database, o.publish, o.job)
 	for _, l := range links {
 		base := sims.Server(l.flavor).BaseURL()
 		if b, ok := o.baseURL[l.name]; ok {
@@ -114,10 +125,13 @@ quality: {threshold: 70, min_sections: 3, min_section_words: 80}
 	if err := os.WriteFile(filepath.Join(dir, "contentpipe.yaml"), []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := &simWorld{dir: dir, sims: sims, env: []string{
+	w := &simWorld{dir: dir, sims: sims, dbURL: o.dbURL, env: []string{
 		"T_GEMINI_KEY=" + worldKeys[0], "T_GROQ_KEY=" + worldKeys[1],
 		"T_CEREBRAS_KEY=" + worldKeys[2], "T_OPENROUTER_KEY=" + worldKeys[3],
 	}}
+	if o.dbURL != "" {
+		w.env = append(w.env, "CONTENTPIPE_DATABASE_URL="+o.dbURL)
+	}
 	w.addTopics(t, o.topics)
 	return w
 }
@@ -151,12 +165,19 @@ func (w *simWorld) served() int {
 	return n
 }
 
-// start starts the binary in the world without waiting for it.
-func (w *simWorld) start(t *testing.T, args ...string) *exec.Cmd {
+// command is the binary in the world with args, not started.
+func (w *simWorld) command(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = w.dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "TZ=UTC"}, w.env...)
+	return cmd
+}
+
+// start starts the binary in the world without waiting for it.
+func (w *simWorld) start(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := w.command(t, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 	}
 	defer l.close()
 	cfg := l.cfg
-	store, err := telemetry.Open(cfg.Database)
+	store, err := openStore(cfg)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
@@ -111,7 +111,7 @@ func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 	})
 	end := time.Now()
 	unhealthy := a.reportHealth(ctx, store, checks, end.Sub(start))
-	fmt.Fprintf(a.stdout, "results are in %s: contentpipe sql \"SELECT ts, provider, ok, outcome, latency_ms, first_token_ms FROM health_checks ORDER BY ts DESC LIMIT 10\"\n", cfg.Database)
+	fmt.Fprintf(a.stdout, "results are in %s: contentpipe sql \"SELECT ts, provider, ok, outcome, latency_ms, first_token_ms FROM health_checks ORDER BY ts DESC LIMIT 10\"\n", cfg.DatabaseName())
 	if opts.metricsFile != "" {
 		if err := writeMetrics(opts.metricsFile, healthMetrics(checks, end)); err != nil {
 			a.log.Warn("metrics file", "path", opts.metricsFile, "err", err)

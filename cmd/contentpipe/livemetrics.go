@@ -79,7 +79,7 @@ func (m *liveMetrics) Gather() ([]*dto.MetricFamily, error) {
 
 // storeFamilies replaces the database families in fams with fresh ones.
 func (m *liveMetrics) storeFamilies(fams map[string]*dto.MetricFamily) error {
-	if _, err := os.Stat(m.database); err != nil {
+	if !dbExists(m.database) {
 		return nil // no database yet: the textfile figures stand
 	}
 	store, err := telemetry.OpenReadOnly(m.database)

@@ -127,6 +127,7 @@ func (a *app) commands() []*cobra.Command {
 		a.promptsCmd(),
 		a.topicsCmd(),
 		a.alertsCmd(),
+		a.dbCmd(),
 		a.versionCmd(),
 	}
 }

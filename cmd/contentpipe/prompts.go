@@ -14,7 +14,6 @@ import (
 	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
-	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 // promptsOptions are the flags of `prompts test`.
@@ -80,7 +79,7 @@ func (a *app) doPromptsTest(ctx context.Context, opts promptsOptions) error {
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	store, err := telemetry.Open(l.cfg.Database)
+	store, err := openStore(l.cfg)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
@@ -105,7 +104,7 @@ func (a *app) doPromptsTest(ctx context.Context, opts promptsOptions) error {
 		}
 	}
 	fmt.Fprintf(a.stdout, "\n%d of %d links passed the quality gate; calls are in %s under request_id %s (purpose 'prompts')\n",
-		len(checks)-failed, len(checks), l.cfg.Database, job.ID)
+		len(checks)-failed, len(checks), l.cfg.DatabaseName(), job.ID)
 	if failed > 0 {
 		return exitWith(exitPartial, fmt.Errorf("%d of %d links failed the prompts test", failed, len(checks)))
 	}

@@ -81,8 +81,8 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, daysGi
 		if err != nil {
 			return exitWith(exitPartial, err)
 		}
-	case !fileExists(cfg.Database):
-		a.log.Warn("no database yet: nothing to report", "database", cfg.Database)
+	case !dbExists(cfg.Database):
+		a.log.Warn("no database yet: nothing to report", "database", cfg.DatabaseName())
 		d = telemetry.ReportData{Since: since, Until: now, HistoryFrom: since.Add(-now.Sub(since)), FirstLink: firstLink}
 	default:
 		return exitWith(exitPartial, err)
@@ -131,7 +131,7 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, daysGi
 // pending alerts like every other command. Failures are warnings: the
 // report itself was printed.
 func (a *app) queueAndFlush(ctx context.Context, cfg *config.Config, rep alerts.Report) {
-	store, err := telemetry.Open(cfg.Database)
+	store, err := openStore(cfg)
 	if err != nil {
 		a.log.Warn("trend alerts not queued", "err", err)
 		return
@@ -149,7 +149,7 @@ func (a *app) queueAndFlush(ctx context.Context, cfg *config.Config, rep alerts.
 // queueClamped raises the delay_clamped warning for a retry_after Telegram
 // named while the report was sent; it goes out with the next flush.
 func (a *app) queueClamped(ctx context.Context, cfg *config.Config, sent time.Duration) {
-	store, err := telemetry.Open(cfg.Database)
+	store, err := openStore(cfg)
 	if err != nil {
 		a.log.Warn("delay_clamped alert not queued", "err", err)
 		return

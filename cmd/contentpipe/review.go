@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -57,14 +56,14 @@ func (a *app) reviewStore(cmd *cobra.Command, write bool) (*config.Config, *tele
 	if err != nil {
 		return nil, nil, exitWith(exitConfig, err)
 	}
-	if _, err := os.Stat(cfg.Database); errors.Is(err, os.ErrNotExist) {
+	if !dbExists(cfg.Database) {
 		return cfg, nil, nil
 	}
-	open := telemetry.OpenReadOnly
+	open := func(cfg *config.Config) (*telemetry.Store, error) { return telemetry.OpenReadOnly(cfg.Database) }
 	if write {
-		open = telemetry.Open
+		open = openStore
 	}
-	store, err := open(cfg.Database)
+	store, err := open(cfg)
 	if err != nil {
 		return nil, nil, exitWith(exitPartial, err)
 	}
@@ -241,6 +240,7 @@ func (a *app) reviewApprove(cmd *cobra.Command, id string) error {
 		Publisher: buildPublisher(cfg),
 		Owner:     proc.Owner,
 		Alive:     store.Alive,
+		Lease:     cfg.Job.Lease,
 	}
 	loc, already, err := r.Approve(context.WithoutCancel(ctx), store, job, cand)
 	switch {

@@ -79,6 +79,7 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 		Owner:     proc.Owner,
 		Alive:     store.Alive,
 		Parallel:  cfg.Job.Parallel,
+		Lease:     cfg.Job.Lease,
 		// The ceiling is held in each claim too: concurrent runs never
 		// together pass it.
 		PostsPerDay: cfg.Job.PostsPerDay,
@@ -167,7 +168,7 @@ func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary, p
 		fmt.Fprintf(w, "posts_per_day %d reached with the jobs of other runs: the other due topics wait for tomorrow (UTC)\n", cfg.Job.PostsPerDay)
 	}
 	if len(sum.Reports) > 0 {
-		fmt.Fprintf(w, "every attempt is in %s: contentpipe sql \"SELECT provider, outcome, COUNT(*) FROM calls GROUP BY 1, 2\"\n", cfg.Database)
+		fmt.Fprintf(w, "every attempt is in %s: contentpipe sql \"SELECT provider, outcome, COUNT(*) FROM calls GROUP BY 1, 2\"\n", cfg.DatabaseName())
 	}
 }
 

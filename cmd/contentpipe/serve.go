@@ -13,6 +13,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
@@ -62,12 +63,20 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	store, err := telemetry.Open(cfg.Database)
+	store, err := openStore(cfg)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
+	defer store.Close()
 	a.logConfigWarnings(ctx, cfg, store, false)
-	store.Close()
+	// This worker's identity for the schedule slots it takes: with several
+	// serve workers on one database, each slot runs on one of them.
+	proc, err := store.Register()
+	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	defer proc.Close()
+	slots := slotClaimer{store: store, owner: proc.Owner}
 	metricsDir, cleanup, err := a.startMetrics(ctx, cfg, opts)
 	if err != nil {
 		return exitWith(exitConfig, err)
@@ -75,7 +84,7 @@ func (a *app) doServe(ctx context.Context, opts serveOptions) error {
 	defer cleanup()
 	jobs := a.serveJobs(cfg, metricsDir)
 	var one sync.Mutex // one job at a time; the alert flush takes it too
-	c, err := a.scheduleJobs(ctx, cfg, jobs, &one)
+	c, err := a.scheduleJobs(ctx, cfg, jobs, &one, slots)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
@@ -124,23 +133,41 @@ func (a *app) serveJobs(cfg *config.Config, metricsDir string) []serveJob {
 	}
 }
 
+// slotClaimer takes a schedule slot for this worker: a scheduled job runs
+// only on the worker that took its slot, so several serve workers on one
+// database run each slot once.
+type slotClaimer struct {
+	store *telemetry.Store
+	owner chain.Owner
+}
+
 // scheduleJobs adds the jobs with a cron expression to a new, not yet
 // started scheduler. One job runs at a time (under one): a job that comes
 // due while another runs waits; the same job coming due again while it
-// still runs is skipped. No job starts once ctx is done.
-func (a *app) scheduleJobs(ctx context.Context, cfg *config.Config, jobs []serveJob, one *sync.Mutex) (*cron.Cron, error) {
+// still runs is skipped. Each start first takes its schedule slot (the job's
+// name and the time it came due) in the database: a slot another worker
+// took is skipped. No job starts once ctx is done.
+func (a *app) scheduleJobs(ctx context.Context, cfg *config.Config, jobs []serveJob, one *sync.Mutex, slots slotClaimer) (*cron.Cron, error) {
 	var (
 		busy = map[string]bool{}
 		bmu  sync.Mutex
 	)
-	c := cron.New(cron.WithParser(cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)))
+	c := cron.New()
 	scheduled := 0
 	for _, j := range jobs {
 		if j.spec == "" {
 			a.log.Info("not scheduled", "job", j.name)
 			continue
 		}
-		_, err := c.AddFunc(j.spec, func() {
+		sched, err := parseSchedule(j.spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: schedule.%s: bad cron expression %q: %w", cfg.Path, j.name, j.spec, err)
+		}
+		var id cron.EntryID
+		id = c.Schedule(sched, cron.FuncJob(func() {
+			// The time the job came due: the same on every worker, so it
+			// names the slot.
+			slot := c.Entry(id).Prev.UTC()
 			if ctx.Err() != nil {
 				return
 			}
@@ -162,17 +189,50 @@ func (a *app) scheduleJobs(ctx context.Context, cfg *config.Config, jobs []serve
 			if ctx.Err() != nil {
 				return // stopping: do not start a new job
 			}
+			if slots.store != nil {
+				ok, err := slots.store.ClaimSlot(ctx, j.name, slot, slots.owner)
+				if err != nil {
+					a.log.Warn("scheduled job not started: cannot take its slot", "job", j.name, "slot", slot.Format(time.RFC3339), "err", err)
+					return
+				}
+				if !ok {
+					a.log.Info("scheduled job taken by another worker", "job", j.name, "slot", slot.Format(time.RFC3339))
+					return
+				}
+			}
 			a.runScheduled(ctx, j)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: schedule.%s: bad cron expression %q: %w", cfg.Path, j.name, j.spec, err)
-		}
+		}))
 		scheduled++
 	}
 	if scheduled == 0 {
 		return nil, fmt.Errorf("%s: schedule: nothing to schedule; set schedule.run, schedule.health or schedule.report", cfg.Path)
 	}
 	return c, nil
+}
+
+// cronParser reads the schedule: expressions (5 fields or a descriptor).
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// parseSchedule parses a schedule: expression. @every D fires on multiples
+// of D since the Unix epoch (not D after the process started), so that
+// every worker computes the same times and slots.
+func parseSchedule(spec string) (cron.Schedule, error) {
+	s, err := cronParser.Parse(spec)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := s.(cron.ConstantDelaySchedule); ok {
+		return alignedEvery(e.Delay), nil
+	}
+	return s, nil
+}
+
+// alignedEvery is @every D aligned on multiples of D.
+type alignedEvery time.Duration
+
+// Next is the first multiple of the interval after t.
+func (d alignedEvery) Next(t time.Time) time.Time {
+	return t.Truncate(time.Duration(d)).Add(time.Duration(d))
 }
 
 // startMetrics prepares serve's metrics: the --metrics-dir directory
@@ -247,10 +307,10 @@ func (a *app) serveFlush(ctx context.Context) {
 		a.log.Warn("alerts flush: config", "err", err)
 		return
 	}
-	if _, err := os.Stat(cfg.Database); err != nil {
+	if !dbExists(cfg.Database) {
 		return // no database yet: nothing pending
 	}
-	store, err := telemetry.Open(cfg.Database)
+	store, err := openStore(cfg)
 	if err != nil {
 		a.log.Warn("alerts flush", "err", err)
 		return
@@ -264,13 +324,12 @@ func (a *app) serveFlush(ctx context.Context) {
 // describeSchedule lists the scheduled jobs with their next start.
 func describeSchedule(jobs []serveJob) string {
 	var parts []string
-	p := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 	for _, j := range jobs {
 		if j.spec == "" {
 			continue
 		}
 		s := fmt.Sprintf("%s %q", j.name, j.spec)
-		if sch, err := p.Parse(j.spec); err == nil {
+		if sch, err := parseSchedule(j.spec); err == nil {
 			s += " (next " + sch.Next(time.Now()).Format("2006-01-02 15:04 MST") + ")"
 		}
 		parts = append(parts, s)

@@ -44,6 +44,6 @@ func (a *app) sqlCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, csv or json")
-	cmd.Flags().StringVar(&db, "db", "", "database file (default: the config's database, else data/pipeline.db)")
+	cmd.Flags().StringVar(&db, "db", "", "database: a SQLite file, sqlite:PATH or a postgres:// URL (default: the config's database, else data/pipeline.db)")
 	return cmd
 }

@@ -72,7 +72,7 @@ func (a *app) readTopics(cmd *cobra.Command) (*config.Config, []config.Topic, er
 // opened as `run` opens it, so an older schema is migrated first (a v1
 // database's <date>/<topic> jobs read as their topics).
 func storedJobs(ctx context.Context, path string) (map[string]chain.JobRecord, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if !dbExists(path) {
 		return map[string]chain.JobRecord{}, nil
 	}
 	store, err := telemetry.Open(path)

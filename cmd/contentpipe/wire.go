@@ -121,7 +121,7 @@ func (a *app) readConfig(cmd *cobra.Command) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.log.Info("no config file: using the demo database and chain", "config", a.configPath, "database", cfg.Database)
+	a.log.Info("no config file: using the demo database and chain", "config", a.configPath, "database", cfg.DatabaseName())
 	return cfg, nil
 }
 

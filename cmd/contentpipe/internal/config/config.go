@@ -27,9 +27,14 @@ type Config struct {
 	Path string // the file as the caller named it (used in messages)
 	Dir  string // absolute directory of the file; relative paths resolve against it
 
-	Database   string // absolute path of the SQLite file; default <Dir>/data/pipeline.db
-	Topics     string // absolute path of the topics file; default <Dir>/data/topics.yaml
-	PromptsDir string // absolute path of override templates; "" = the embedded ones
+	// Database is what telemetry.Open takes: the absolute path of the
+	// SQLite file (default <Dir>/data/pipeline.db), or a postgres:// URL
+	// from database: or from the variable DatabaseURLEnv names. A URL may
+	// carry a password: messages show DatabaseName, never Database.
+	Database       string
+	DatabaseURLEnv string // variable holding the database URL; "" = none
+	Topics         string // absolute path of the topics file; default <Dir>/data/topics.yaml
+	PromptsDir     string // absolute path of override templates; "" = the embedded ones
 
 	Publish       Publish
 	Job           Job
@@ -78,6 +83,20 @@ type Job struct {
 	Language    string        // default "en"
 	TargetWords int           // default 1500
 	Parallel    int           // jobs generated at once; default 1
+	// Lease is how long a job's claim holds without its run finishing it
+	// before another run (another worker) may take the job over; 0
+	// (default) means Deadline + 5m.
+	Lease time.Duration
+	// WorkerLease is, on PostgreSQL, how long a worker counts as alive
+	// after its last heartbeat (renewed every quarter of it): a machine
+	// that died or lost its network loses its claims this long after. 0
+	// (default) means telemetry.DefaultOwnerLease (2m).
+	WorkerLease time.Duration
+	// DeliveryWindow bounds one delivery (a webhook call, a file write) a
+	// worker starts under its claim; another worker reconciles a job left
+	// publishing only this long after the holder's lease ran out. 0
+	// (default) means telemetry.DefaultDeliveryWindow (45s).
+	DeliveryWindow time.Duration
 }
 
 // Link is one provider of the chain (or a shadow-only candidate).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contentpipe/contentpipe/chain"
+	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 var (
@@ -91,6 +92,14 @@ func setDuration(dst *time.Duration, v *duration) {
 	}
 }
 
+// orDefault is d, or def when d is 0.
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
 func envValue(v *envVar) string {
 	if v == nil {
 		return ""
@@ -115,6 +124,7 @@ func (l Loader) parse(path string, data []byte) (*Config, Errors) {
 	cfg.Path = path
 	p := &loader{opt: l, t: t, cfg: cfg}
 	p.paths(&r)
+	p.database(&r)
 	p.publish(r.Publish)
 	p.job(r.Job)
 	setInt(&cfg.RetentionDays, r.RetentionDays)
@@ -136,7 +146,7 @@ func (p *loader) paths(r *rawConfig) {
 		key string
 		raw *string
 		dst *string
-	}{{"database", r.Database, &c.Database}, {"topics", r.Topics, &c.Topics}} {
+	}{{"topics", r.Topics, &c.Topics}} {
 		if k.raw != nil {
 			p.check(strings.TrimSpace(*k.raw) != "", k.key, "remove the key for the default, or give a path", "%s: must not be empty", k.key)
 			*k.dst = resolvePath(c.Dir, *k.raw)
@@ -205,6 +215,22 @@ func (p *loader) job(r rawJob) {
 	p.positive("job.target_words", j.TargetWords)
 	setInt(&j.Parallel, r.Parallel)
 	p.positive("job.parallel", j.Parallel)
+	setDuration(&j.Lease, r.Lease)
+	setDuration(&j.WorkerLease, r.WorkerLease)
+	p.check(r.WorkerLease == nil || j.WorkerLease >= time.Second, "job.worker_lease", "use a lease of 1s or more (the heartbeat renews it every quarter), or remove the key for the default 2m", "job.worker_lease: %s is too short", j.WorkerLease)
+	setDuration(&j.DeliveryWindow, r.Delivery)
+	p.check(r.Delivery == nil || j.DeliveryWindow >= time.Second, "job.delivery_window", "use 1s or more (longer than one webhook call), or remove the key for the default 45s", "job.delivery_window: %s is too short", j.DeliveryWindow)
+	if wl, dw := orDefault(j.WorkerLease, telemetry.DefaultOwnerLease), orDefault(j.DeliveryWindow, telemetry.DefaultDeliveryWindow); wl < 2*dw && !p.t.isBad("job.worker_lease") && !p.t.isBad("job.delivery_window") {
+		at := "job.worker_lease"
+		if r.WorkerLease == nil {
+			at = "job.delivery_window"
+		}
+		p.fail(at, fmt.Sprintf("make job.worker_lease at least %s or job.delivery_window at most %s", 2*dw, wl/2),
+			"job.worker_lease (%s) must be at least twice job.delivery_window (%s): a worker must still hold its lease when a delivery it started ends", wl, dw)
+	}
+	if j.Lease > 0 && j.Lease < j.Deadline {
+		p.warn("job.lease", "job.lease (%s) is shorter than job.deadline (%s): a job still running when its lease ends may be taken over by another run and generated twice (it is still published once)", j.Lease, j.Deadline)
+	}
 }
 
 // linkPos remembers where a link was defined.

@@ -17,21 +17,22 @@ import (
 // DefaultLink only; Parse copies every non-nil field over them.
 
 type rawConfig struct {
-	Database      *string      `yaml:"database"`
-	Topics        *string      `yaml:"topics"`
-	PromptsDir    *string      `yaml:"prompts_dir"`
-	Publish       rawPublish   `yaml:"publish"`
-	Job           rawJob       `yaml:"job"`
-	RetentionDays *wholeNumber `yaml:"retention_days"`
-	Chain         []rawLink    `yaml:"chain"`
-	Candidates    []rawLink    `yaml:"candidates"`
-	Retry         rawRetry     `yaml:"retry"`
-	Quality       rawQuality   `yaml:"quality"`
-	Shadow        rawShadow    `yaml:"shadow"`
-	Alerts        rawAlerts    `yaml:"alerts"`
-	Schedule      rawSchedule  `yaml:"schedule"`
-	Health        rawHealth    `yaml:"health"`
-	Budget        rawBudget    `yaml:"budget"`
+	Database       *string      `yaml:"database"`
+	DatabaseURLEnv *envVar      `yaml:"database_url_env"`
+	Topics         *string      `yaml:"topics"`
+	PromptsDir     *string      `yaml:"prompts_dir"`
+	Publish        rawPublish   `yaml:"publish"`
+	Job            rawJob       `yaml:"job"`
+	RetentionDays  *wholeNumber `yaml:"retention_days"`
+	Chain          []rawLink    `yaml:"chain"`
+	Candidates     []rawLink    `yaml:"candidates"`
+	Retry          rawRetry     `yaml:"retry"`
+	Quality        rawQuality   `yaml:"quality"`
+	Shadow         rawShadow    `yaml:"shadow"`
+	Alerts         rawAlerts    `yaml:"alerts"`
+	Schedule       rawSchedule  `yaml:"schedule"`
+	Health         rawHealth    `yaml:"health"`
+	Budget         rawBudget    `yaml:"budget"`
 }
 
 type rawBudget struct {
@@ -53,6 +54,9 @@ type rawJob struct {
 	Language    *string      `yaml:"language"`
 	TargetWords *wholeNumber `yaml:"target_words"`
 	Parallel    *wholeNumber `yaml:"parallel"`
+	Lease       *duration    `yaml:"lease"`
+	WorkerLease *duration    `yaml:"worker_lease"`
+	Delivery    *duration    `yaml:"delivery_window"`
 }
 
 type rawLink struct {
