@@ -60,9 +60,17 @@ func enqueueAlertTx(ctx context.Context, tx *sql.Tx, a Alert, quiet time.Duratio
 	if err != nil || n > 0 {
 		return false, err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO alerts (key, rule, severity, text, created_at, next_try_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	// Two workers on PostgreSQL may both find no pending row and insert at
+	// once: the pending row's unique index (alerts_pending_key) lets one
+	// in, and the other's insert does nothing instead of failing.
+	res, err := tx.ExecContext(ctx, `INSERT INTO alerts (key, rule, severity, text, created_at, next_try_at) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (key) WHERE sent_at IS NULL DO NOTHING`,
 		a.Key, a.Rule, a.Severity, a.Text, FormatTime(created), FormatTime(next))
-	return err == nil, err
+	if err != nil {
+		return false, err
+	}
+	added, err := res.RowsAffected()
+	return err == nil && added == 1, err
 }
 
 // ClaimPendingAlerts leases up to limit pending alerts that are due

@@ -199,3 +199,57 @@ func testAlertLeaseOfADeadSender(t *testing.T) {
 		t.Fatalf("within the lease, want only the dead sender's alert: %+v %v", got, err)
 	}
 }
+
+func TestEnqueueAlertConcurrentWorkers(t *testing.T) {
+	forEachBackend(t, testEnqueueAlertConcurrentWorkers)
+}
+
+// Workers with their own store handles raising the same alert at the same
+// moment queue it once, and none of them gets an error.
+func testEnqueueAlertConcurrentWorkers(t *testing.T) {
+	s, path := openTemp(t)
+	const workers, rounds = 6, 5
+	stores := []*Store{s}
+	for range workers - 1 {
+		o, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { o.Close() })
+		stores = append(stores, o)
+	}
+	for r := range rounds {
+		key := fmt.Sprint("chain_down:", r)
+		var (
+			wg     sync.WaitGroup
+			mu     sync.Mutex
+			queued int
+			errs   []error
+		)
+		start := make(chan struct{})
+		for _, o := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				q, err := o.EnqueueAlert(context.Background(), Alert{Key: key, Rule: "chain_down", Severity: "critical", Text: "every provider failed"}, time.Hour, t0)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if q {
+					queued++
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if len(errs) > 0 || queued != 1 {
+			t.Fatalf("round %d: %d workers queued the alert (want 1), errors %v", r, queued, errs)
+		}
+		if n := queryInt(t, s, "SELECT count(*) FROM alerts WHERE key = ?", key); n != 1 {
+			t.Fatalf("round %d: %d rows for the key, want 1", r, n)
+		}
+	}
+}
