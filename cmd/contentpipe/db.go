@@ -94,7 +94,12 @@ func (a *app) dbCopy(cmd *cobra.Command, to string) error {
 	if config.IsPostgres(dst) {
 		key = "database_url_env: CONTENTPIPE_DATABASE_URL (with the URL in that variable), or database: " + dstName
 	}
-	fmt.Fprintf(w, "next: set %s in %s; %s is left as it was\n", key, cfg.Path, srcName)
+	where := cfg.Path
+	if !fileExists(cfg.Path) {
+		// No config file: the demo's settings were used.
+		where = "your config file (none yet: copy data/contentpipe.example.yaml to contentpipe.yaml)"
+	}
+	fmt.Fprintf(w, "next: set %s in %s; %s is left as it was\n", key, where, srcName)
 	return nil
 }
 
