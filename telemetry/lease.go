@@ -30,10 +30,10 @@ import (
 // that closes it:
 //
 //   - a worker delivers only after CheckDelivery — its claim still held and
-//     both its owner lease and its claim lease with at least DeliveryWindow
-//     left — and bounds the delivery by the deadline CheckDelivery returns
-//     (now + DeliveryWindow); MarkPublishing applies the same check to the
-//     owner lease;
+//     not run out, and its owner lease with at least DeliveryWindow left —
+//     and bounds the delivery by the deadline CheckDelivery returns (now +
+//     DeliveryWindow); MarkPublishing applies the same check to the owner
+//     lease;
 //   - another worker takes over a job in publishing (to reconcile it) only
 //     when the holder cannot still be inside such a delivery (deliveryOver):
 //     the holder is dead for sure (SQLite: its OS lock is free), its owner
@@ -231,9 +231,13 @@ func (s *Store) deliveryOver(ctx context.Context, tx *sql.Tx, r jobRow, live boo
 
 // CheckDelivery is the last check before a delivery of job id by owner:
 // the job is in publishing and claimed by owner, its claim (taken or
-// renewed at claimed_at, holding for lease) and, on PostgreSQL, owner's
-// process lease have at least DeliveryWindow left at now (the claim's
-// times are the caller's clock, the lease's the wall clock). It returns
+// renewed at claimed_at, holding for lease) has not run out at now, and,
+// on PostgreSQL, owner's process lease has at least DeliveryWindow left
+// (the claim's times are the caller's clock, the lease's the wall clock).
+// A claim needs no more than "not run out": deliveryOver lets another
+// worker take a publishing job only DeliveryWindow after its claim ran
+// out, so a delivery started before that and bounded by the window ends
+// first, however short the job lease. It returns
 // the wall-clock deadline the delivery must end by (DeliveryWindow from
 // now): a delivery bounded by it ends before any other worker may
 // reconcile the job. Bound only the delivery with it, not what follows
@@ -252,9 +256,9 @@ func (s *Store) CheckDelivery(ctx context.Context, id string, owner chain.Owner,
 		return time.Time{}, fmt.Errorf("job %s is %s, not publishing: not delivered", id, r.rec.Status)
 	}
 	window := s.deliveryWindow()
-	if left := r.claimedAt.Add(lease).Sub(now); left < window {
-		return time.Time{}, fmt.Errorf("the claim on job %s has %s left, less than the delivery window %s: not delivered (the next run reconciles it)",
-			id, left.Round(time.Millisecond), window)
+	if over := now.Sub(r.claimedAt.Add(lease)); over >= 0 {
+		return time.Time{}, fmt.Errorf("the claim on job %s ran out %s ago (lease %s): not delivered (the next run reconciles it)",
+			id, over.Round(time.Millisecond), lease)
 	}
 	if err := s.checkOwnerLease(ctx, s.db, owner); err != nil {
 		return time.Time{}, fmt.Errorf("job %s not delivered: %w", id, err)

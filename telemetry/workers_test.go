@@ -436,3 +436,42 @@ func testCeiling16Workers(t *testing.T) {
 		t.Fatalf("%d claimed, %d refused as day full; want exactly 10 and 38", c, f)
 	}
 }
+
+func TestCheckDeliveryShortJobLease(t *testing.T) { forEachBackend(t, testCheckDeliveryShortJobLease) }
+
+// A job lease shorter than the delivery window still delivers while the
+// claim holds (another worker may take a publishing job only a delivery
+// window after its claim ran out), and refuses once it ran out.
+func testCheckDeliveryShortJobLease(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := t.Context()
+	a, err := s.Register()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	const lease = 2 * time.Second
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	if ok, _, err := s.ClaimJob(ctx, job("d"), a.Owner, everyoneAlive, lease, at); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	rec := job("d")
+	rec.Provider, rec.Attempt, rec.Location, rec.Payload = "groq", 1, "out/d.md", []byte("body")
+	if err := s.MarkPublishing(ctx, rec, a.Owner, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CheckDelivery(ctx, "d", a.Owner, lease, at.Add(lease-time.Millisecond)); err != nil {
+		t.Fatalf("claim with 1ms left refused: %v", err)
+	}
+	if _, err := s.CheckDelivery(ctx, "d", a.Owner, lease, at.Add(lease)); err == nil || !strings.Contains(err.Error(), "ran out") {
+		t.Fatalf("claim run out accepted: %v", err)
+	}
+	other := chain.Owner{Host: "other", PID: 1, Token: "other-token"}
+	window := s.deliveryWindow()
+	if ok, _, _ := s.ClaimJob(ctx, job("d"), other, everyoneAlive, lease, at.Add(lease+window-time.Millisecond)); ok {
+		t.Fatal("a publishing job taken over within the delivery window after its claim ran out")
+	}
+	if ok, _, err := s.ClaimJob(ctx, job("d"), other, everyoneAlive, lease, at.Add(lease+window+time.Second)); !ok || err != nil {
+		t.Fatalf("a publishing job not taken over a delivery window after its claim ran out: %v %v", ok, err)
+	}
+}

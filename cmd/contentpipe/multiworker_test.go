@@ -132,7 +132,7 @@ func (b *usageBody) Close() error {
 // worker is one `contentpipe run` process of the multi-worker test.
 type worker struct {
 	cmd  *exec.Cmd
-	out  bytes.Buffer
+	out  syncBuffer // written by exec's copying goroutine, read on failure
 	done chan struct{}
 }
 
