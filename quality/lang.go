@@ -80,17 +80,19 @@ const (
 // (github.com/abadojack/whatlanggo, a trigram-profile identifier, restricted
 // to them). It is immutable and safe for concurrent use.
 type langID struct {
-	opts whatlanggo.Options
+	opts  whatlanggo.Options
+	langs map[Language]whatlanggo.Lang // the whitelist by code
 }
 
 func newLangID() langID {
 	wl := map[whatlanggo.Lang]bool{}
+	langs := map[Language]whatlanggo.Lang{}
 	for l := range whatlanggo.Langs {
-		if slices.Contains(supportedLanguages(), Language(l.Iso6391())) {
-			wl[l] = true
+		if code := Language(l.Iso6391()); slices.Contains(supportedLanguages(), code) {
+			wl[l], langs[code] = true, l
 		}
 	}
-	return langID{opts: whatlanggo.Options{Whitelist: wl}}
+	return langID{opts: whatlanggo.Options{Whitelist: wl}, langs: langs}
 }
 
 // identify returns the language of text, "" when it has no letters in a
@@ -103,17 +105,38 @@ func (id langID) identify(text string) Language {
 	return Language(l.Iso6391())
 }
 
+// in reports whether text counts as written in want: it has no letters to
+// judge, the identifier names want, or the language it names does not beat
+// want head to head. whatlanggo breaks a tie between equally close
+// languages by Go's map order, so an identification alone may name either
+// of them from one call to the next; a tie (or a win with no confidence)
+// therefore counts for want, which makes the verdict the same on every
+// call for the same text.
+func (id langID) in(text string, want Language) bool {
+	got := id.identify(text)
+	if got == want || got == "" {
+		return true
+	}
+	g := id.langs[got]
+	w, ok := id.langs[want]
+	if !ok {
+		return false
+	}
+	h := whatlanggo.DetectWithOptions(text, whatlanggo.Options{Whitelist: map[whatlanggo.Lang]bool{g: true, w: true}})
+	return h.Lang != g || h.Confidence <= 0
+}
+
 // sectionIn reports whether a section body is written in want. The middle
 // window decides when it names want; otherwise the windows at a quarter and
 // at three quarters of the body must both name another language too, so a
 // quotation or a run of English terms in the middle does not condemn the
 // section. A window without letters cannot be judged and passes.
 func (id langID) sectionIn(body string, want Language) bool {
-	if got := id.identify(window(body, 0.5, langWindow)); got == want || got == "" {
-		return true // "": no letters to judge (numbers, symbols)
+	if id.in(window(body, 0.5, langWindow), want) {
+		return true
 	}
 	for _, at := range []float64{0.25, 0.75} {
-		if id.identify(window(body, at, langConfirm)) == want {
+		if id.in(window(body, at, langConfirm), want) {
 			return true
 		}
 	}

@@ -260,7 +260,18 @@ ALTER TABLE cap_reservations ADD COLUMN usd REAL NOT NULL DEFAULT 0;
 CREATE INDEX cap_reservations_ts ON cap_reservations (ts);
 `},
 	{7, "several workers: owners' leases, schedule slots", migration7},
+	{8, "indexes for the per-run reads", migration8},
 }
+
+// migration8 is the same text on both backends.
+const migration8 = `
+-- The alert rules after every run read the last publication, and every
+-- reservation reads its provider's recent settled outputs: both were a
+-- scan of all of a status's jobs or a provider's reservations, so their
+-- cost grew with the database's age (a simulated year: quadratic).
+CREATE INDEX jobs_published_at ON jobs (status, published_at);
+CREATE INDEX cap_reservations_outputs ON cap_reservations (provider, id) WHERE settled = 1 AND sent = 1 AND output_tokens > 0;
+`
 
 // migration7 is the same text on both backends.
 const migration7 = `
@@ -296,6 +307,7 @@ CREATE TABLE schedule_slots (
 var pgMigrations = []migration{
 	{6, "baseline: the schema of version 6", pgBaseline},
 	{7, "several workers: owners' leases, schedule slots", migration7},
+	{8, "indexes for the per-run reads", migration8},
 }
 
 // pgBaseline is the schema of migrations 1 to 6 in PostgreSQL's types:

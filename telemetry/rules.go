@@ -77,19 +77,30 @@ func (s *Store) FailureStreaks(ctx context.Context, counted []chain.Outcome) ([]
 	if s.pg() {
 		unitSep = "chr(31)"
 	}
-	q := `WITH last_ok AS (
-	SELECT provider, MAX(ts) AS ok_ts FROM calls WHERE outcome IN ('ok', 'rejected') GROUP BY provider
+	// Each provider (walked through the calls_provider_ts index, not by
+	// scanning the table), its last success (the newest of its calls read
+	// backwards until one answered) and the failures after it (a range of
+	// the same index, hence ts > '' rather than an OR for "never"): the cost
+	// is the providers and their current streaks, not the table's age,
+	// though the rules run after every run.
+	q := `WITH RECURSIVE prov (provider) AS (
+	SELECT MIN(provider) FROM calls
+	UNION ALL
+	SELECT (SELECT MIN(c.provider) FROM calls c WHERE c.provider > prov.provider) FROM prov WHERE prov.provider IS NOT NULL
+), last_ok AS MATERIALIZED (
+	SELECT provider, (SELECT c.ts FROM calls c WHERE c.provider = prov.provider AND c.outcome IN ('ok', 'rejected')
+		ORDER BY c.ts DESC LIMIT 1) AS ok_ts
+	FROM prov WHERE provider IS NOT NULL
 ), streak AS (
-	SELECT c.provider, MIN(c.ts) AS first_ts, MAX(c.ts) AS last_ts, COUNT(*) AS n
-	FROM calls c LEFT JOIN last_ok l ON l.provider = c.provider
-	WHERE c.outcome IN (` + in + `) AND (l.ok_ts IS NULL OR c.ts > l.ok_ts) GROUP BY c.provider
+	SELECT l.provider, l.ok_ts, MIN(c.ts) AS first_ts, MAX(c.ts) AS last_ts, COUNT(c.ts) AS n
+	FROM last_ok l LEFT JOIN calls c ON c.provider = l.provider AND c.outcome IN (` + in + `) AND c.ts > COALESCE(l.ok_ts, '')
+	GROUP BY l.provider, l.ok_ts
 )
-SELECT p.provider, COALESCE(s.first_ts, ''), COALESCE(s.last_ts, ''), COALESCE(s.n, 0), COALESCE(l.ok_ts, ''),
+SELECT s.provider, COALESCE(s.first_ts, ''), COALESCE(s.last_ts, ''), s.n, COALESCE(s.ok_ts, ''),
 	COALESCE((SELECT c2.outcome || ` + unitSep + ` || c2.http_status || ` + unitSep + ` || c2.detail FROM calls c2
-		WHERE c2.provider = p.provider AND c2.outcome IN (` + in + `) AND c2.ts = s.last_ts ORDER BY c2.id DESC LIMIT 1), '')
-FROM (SELECT DISTINCT provider FROM calls) p
-LEFT JOIN last_ok l ON l.provider = p.provider LEFT JOIN streak s ON s.provider = p.provider
-ORDER BY p.provider`
+		WHERE c2.provider = s.provider AND c2.outcome IN (` + in + `) AND c2.ts = s.last_ts ORDER BY c2.id DESC LIMIT 1), '')
+FROM streak s
+ORDER BY s.provider`
 	var out []FailureStreak
 	err := s.each(ctx, q, nil, func(r *sql.Rows) error {
 		var (

@@ -4,29 +4,62 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
-// OpenScratch opens (creating) a throwaway database for `contentpipe
-// simulate`: the same schema and code paths as Open, but on a single
-// connection with PRAGMA synchronous=OFF, because a simulated year writes
-// hundreds of thousands of short transactions whose durability does not
-// matter (a crash loses a what-if run, never production data). Never use it
-// for the production database.
+// OpenScratch opens a throwaway database for `contentpipe simulate`: the
+// same schema and code paths as Open, but in memory on a single connection,
+// because a simulated year writes hundreds of thousands of short
+// transactions whose durability does not matter (a crash loses a what-if
+// run, never production data). Close writes it to path as a normal SQLite
+// file (for contentpipe sql and --advise); path must not exist yet. Never
+// use it for the production database.
 func OpenScratch(path string) (*Store, error) {
-	s, err := Open(path)
-	if err != nil {
-		return nil, err
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("open scratch database %s: the file exists (remove it, or pick another directory)", path)
 	}
-	// One connection, so that the pragma holds for every statement.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create scratch database directory: %w", err)
+	}
+	name := fmt.Sprintf("contentpipe-scratch-%d", scratchSeq.Add(1))
+	dsn := fmt.Sprintf("file:%s?mode=memory&cache=private&_busy_timeout=%d&_foreign_keys=1&_stmt_cache_size=32&_txlock=immediate",
+		name, BusyTimeout.Milliseconds())
+	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), path: path, backend: BackendSQLite, scratch: true}
+	// One connection that never closes: the database lives in it.
 	s.db.SetMaxOpenConns(1)
 	s.db.SetMaxIdleConns(1)
-	if _, err := s.db.ExecContext(context.Background(), "PRAGMA synchronous=OFF"); err != nil {
+	s.db.SetConnMaxLifetime(0)
+	s.db.SetConnMaxIdleTime(0)
+	ctx := context.Background()
+	if err := s.db.PingContext(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("open scratch database %s: %w", path, err)
+	}
+	if err := s.migrate(ctx); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("open scratch database %s: %w", path, err)
 	}
 	return s, nil
+}
+
+var scratchSeq atomic.Int64
+
+// closeScratch writes the in-memory database to its file, then closes it.
+func (s *Store) closeScratch() error {
+	_, err := s.db.ExecContext(context.Background(), "VACUUM INTO ?", s.path)
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write scratch database %s: %w", s.path, err)
+	}
+	return nil
 }
 
 // JobTotals are the whole-database figures of the jobs table, as

@@ -2,11 +2,15 @@ package telemetry
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
 )
 
 func TestSimulatorTotals(t *testing.T) { forEachBackend(t, testSimulatorTotals) }
@@ -104,5 +108,39 @@ func testSimulatorFirstAlertAndSpend(t *testing.T) {
 	// call's $0.005 and the health call's $0.0001.
 	if v, err := s.CallSpendUSD(ctx); err != nil || !near(v, 13.0391) {
 		t.Errorf("call spend %v, %v; want $13.0391", v, err)
+	}
+}
+
+// TestScratchIsWrittenOnClose: a scratch database lives in memory and Close
+// writes it to its path as a normal SQLite file that the read-only store
+// opens with the rows written; an existing file is refused, not replaced.
+func TestScratchIsWrittenOnClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "chain.db")
+	s, err := OpenScratch(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Date(2026, 3, 2, 6, 0, 0, 0, time.UTC)
+	ok, _, err := s.ClaimJob(ctx, chain.JobRecord{ID: "t1", Topic: "t1", Slot: "2026-03-02"}, chain.Owner{Host: "h", PID: 1}, nil, time.Hour, now)
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("the scratch database touched its file before Close")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if tot, err := r.JobTotals(ctx, "gemini"); err != nil || tot.Jobs != 1 {
+		t.Fatalf("the written file has %+v (%v), want the one job", tot, err)
+	}
+	if _, err := OpenScratch(path); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("a scratch database over an existing file: %v, want an error naming it", err)
 	}
 }

@@ -55,9 +55,15 @@ FROM cap_reservations WHERE provider = ? AND day_start = ?`, r.Provider, day).Sc
 		}
 		chainDay, chainMonth := 0.0, 0.0
 		if r.ChainDailyUSD > 0 || r.ChainMonthlyUSD > 0 {
+			// Only the month's rows when a monthly limit needs them; a daily
+			// limit alone reads the day's (the month sum is then unused).
+			from := r.ChainMonthStart
+			if r.ChainMonthlyUSD <= 0 {
+				from = r.ChainDayStart
+			}
 			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN ts >= ? THEN u END), 0), COALESCE(SUM(u), 0)
 FROM (SELECT ts, CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END AS u FROM cap_reservations WHERE ts >= ?) AS r`,
-				FormatTime(r.ChainDayStart), FormatTime(r.ChainMonthStart)).Scan(&chainDay, &chainMonth); err != nil {
+				FormatTime(r.ChainDayStart), FormatTime(from)).Scan(&chainDay, &chainMonth); err != nil {
 				return err
 			}
 		}

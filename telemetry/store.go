@@ -62,6 +62,7 @@ type Store struct {
 	path     string // the SQLite file, or the PostgreSQL URL redacted (RedactURL)
 	backend  string // BackendSQLite or BackendPostgres
 	readOnly bool
+	scratch  bool // OpenScratch: in memory until Close writes it to path
 	// OwnerLease and DeliveryWindow, when set (right after Open, before
 	// Register), replace DefaultOwnerLease and DefaultDeliveryWindow; see
 	// lease.go.
@@ -192,7 +193,12 @@ func OpenReadOnly(spec string) (*Store, error) {
 }
 
 // Close closes every connection of the store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.scratch {
+		return s.closeScratch()
+	}
+	return s.db.Close()
+}
 
 // Path returns the database file the store was opened on; on PostgreSQL
 // the URL with its password redacted (RedactURL), fit for any message.

@@ -4,6 +4,7 @@ import (
 	"github.com/contentpipe/contentpipe/adapters/sim"
 	"reflect"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -166,5 +167,69 @@ func TestStalledNeighboursCostTheDeadline(t *testing.T) {
 	}
 	if c := stall.Row(ScenarioChain); c.SuccessRate < 0.95 {
 		t.Fatalf("stalled fallbacks behind a healthy Gemini: the chain published only %s", pctOf(c.SuccessRate))
+	}
+}
+
+// richModel has every mechanism at once, dense enough to bind in a few
+// weeks: throttling with penalties and bans, hanging and stalling outages
+// of a shared group, daily request and token quotas that shrink on busy
+// days, bad answers, a quality drift and a revoked key.
+func richModel() *Model {
+	m := smallModel()
+	m.Groups["cheap"] = Outages{Every: 5 * 24 * time.Hour, Length: 10 * time.Hour, Fault: sim.FaultStall}
+	g := m.Providers["gemini"]
+	g.RateLimit.PerMinute, g.RateLimit.Penalty, g.RateLimit.BanAfter, g.RateLimit.Ban = 0.2, 30*time.Second, 3, time.Hour
+	g.Outages = Outages{Every: 4 * 24 * time.Hour, Length: 3 * time.Hour, Fault: sim.FaultHang}
+	g.Drift = Drift{After: 5 * 24 * time.Hour, Over: 5 * 24 * time.Hour, Length: 0.6}
+	m.Providers["gemini"] = g
+	q := m.Providers["groq"]
+	q.Group, q.RateLimit.DailyTokens, q.RateLimit.RPM = "cheap", 40000, 2
+	m.Providers["groq"] = q
+	c := m.Providers["cerebras"]
+	c.Group, c.RateLimit.DailyQuota, c.RateLimit.BusyDayQuota = "cheap", 8, 2
+	m.Providers["cerebras"] = c
+	o := m.Providers["openrouter"]
+	o.Auth = Auth{RevokedAfter: 9 * 24 * time.Hour, RestoredAfter: 24 * time.Hour}
+	o.Quality.LowQuality = 0.1
+	m.Providers["openrouter"] = o
+	return m
+}
+
+// TestConcurrentRunsGiveOneTable: the same seed gives the same table
+// however the runs are scheduled. Four simulations of the fault-rich model
+// run at once (each with its four scenarios in parallel, all competing for
+// the CPUs, the quality gate and SQLite) and a fifth alone; every row must
+// be identical. A dependence on wall-clock time, goroutine scheduling, map
+// order or timers shows up here as a difference.
+func TestConcurrentRunsGiveOneTable(t *testing.T) {
+	const runs, days = 4, 14
+	strip := func(r *Report) []Row {
+		rows := append([]Row(nil), r.Rows...)
+		for i := range rows {
+			rows[i].DB = ""
+		}
+		return rows
+	}
+	want := strip(runSim(t, richModel(), 3, days))
+	got := make([][]Row, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = strip(runSim(t, richModel(), 3, days))
+		}()
+	}
+	wg.Wait()
+	for i, rows := range got {
+		if !reflect.DeepEqual(rows, want) {
+			t.Fatalf("concurrent run %d differs from the run alone:\n%+v\nwant\n%+v", i, rows, want)
+		}
+	}
+	// The model must really be fault-rich: every scenario met failures.
+	for _, r := range want {
+		if r.Calls <= r.Published {
+			t.Errorf("%s: %d calls for %d publications: no faults bound", r.Scenario, r.Calls, r.Published)
+		}
 	}
 }

@@ -115,7 +115,27 @@ func lowerFirst(s, lang string) string {
 	return string(unicode.ToLower(r)) + s[n:]
 }
 
-func countWords(s string) int { return len(strings.Fields(s)) }
+// countWords is len(strings.Fields(s)) without building the slice: the
+// simulator counts the words of every paragraph it writes.
+func countWords(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); {
+		var space bool
+		if c := s[i]; c < utf8.RuneSelf {
+			space = c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+			i += size
+		}
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
+}
 
 // deck deals a list's items in a shuffled order; once dealt out it either
 // reshuffles (cycle) or reports exhaustion.

@@ -100,3 +100,11 @@ func TestFencedAnswersOnlyWithoutJSONMode(t *testing.T) {
 		t.Errorf("%d of 40 plain answers fenced; want some, not all", fenced)
 	}
 }
+
+func TestCountWordsIsFields(t *testing.T) {
+	for _, s := range []string{"", " ", "one", " two  words ", "tab\tnew\nline\r\nvt\vff\f", "nbsp\u00a0sep\u0085nel", "ünïcödé wörds — dash", "bad\xffutf8 x", "\u2003em\u3000ideo"} {
+		if got, want := countWords(s), len(strings.Fields(s)); got != want {
+			t.Errorf("countWords(%q) = %d, want %d", s, got, want)
+		}
+	}
+}

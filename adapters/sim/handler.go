@@ -417,7 +417,7 @@ func tokensOf(text string) int {
 	if text == "" {
 		return 0
 	}
-	return max(1, int(math.Round(float64(len(strings.Fields(text)))*1.3)))
+	return max(1, int(math.Round(float64(countWords(text))*1.3)))
 }
 
 // pieces splits text into at most maxN stream chunks on rune boundaries.
