@@ -107,11 +107,60 @@ func (m *Markdown) Prepare(ctx context.Context, a chain.Article) (chain.Delivery
 	}
 	markdownMu.Lock()
 	defer markdownMu.Unlock()
-	path, _, err := m.resolve(a)
+	path, found, err := m.resolve(a)
 	if err != nil {
 		return chain.Delivery{}, fmt.Errorf("publish markdown %s: %w", a.JobID, err)
 	}
+	if !found && path == m.plainPath(a) {
+		// Two jobs with one slug may both find the plain name free before
+		// either has delivered (other processes, or job.parallel), and the
+		// path is final once the job is marked: the plain name goes to the
+		// job that reserves it first, the other takes its suffixed name.
+		won, err := reserve(path, a.JobID)
+		if err != nil {
+			return chain.Delivery{}, fmt.Errorf("publish markdown %s: %w", a.JobID, err)
+		}
+		if !won {
+			path = m.suffixedPath(a)
+		}
+	}
 	return chain.Delivery{JobID: a.JobID, Location: path, Body: Document(a)}, nil
+}
+
+// reservationOf is the hidden file that reserves path's name for one job
+// between Prepare and the delivery.
+func reservationOf(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".reserved")
+}
+
+// reserve takes path's name for job (creating the reservation file
+// exclusively, which is atomic across processes on one file system) and
+// reports whether job holds it: true when it was free or is already job's.
+func reserve(path, job string) (bool, error) {
+	res := reservationOf(path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, fmt.Errorf("create dir: %w", err)
+	}
+	f, err := os.OpenFile(res, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, werr := f.WriteString(job)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(res)
+			return false, fmt.Errorf("reserve %s: %w", path, werr)
+		}
+		return true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return false, fmt.Errorf("reserve %s: %w", path, err)
+	}
+	b, err := os.ReadFile(res)
+	if err != nil {
+		return false, fmt.Errorf("reserve %s: %w", path, err)
+	}
+	return string(b) == job, nil
 }
 
 // Deliver writes d.Body to exactly d.Location, atomically, and returns the
@@ -140,6 +189,10 @@ func (m *Markdown) Deliver(ctx context.Context, d chain.Delivery) (string, error
 	if err := writeAtomic(d.Location, d.Body, m.step); err != nil {
 		return "", fmt.Errorf("publish markdown %s: %w", d.JobID, err)
 	}
+	// The file names its job now: the reservation, if any, has done its
+	// work (a leftover one only sends a later job of that slug to its
+	// suffixed name).
+	os.Remove(reservationOf(d.Location))
 	return d.Location, nil
 }
 
@@ -147,10 +200,7 @@ func (m *Markdown) Deliver(ctx context.Context, d chain.Delivery) (string, error
 // holds a's job, else the hash-suffixed path. found reports whether the
 // returned path already holds a's job. On error path is the plain path.
 func (m *Markdown) resolve(a chain.Article) (path string, found bool, err error) {
-	dir := filepath.Join(m.Dir, slotDir(a))
-	slug := articleSlug(a)
-	plain := filepath.Join(dir, slug+".md")
-	suffixed := filepath.Join(dir, slug+"-"+jobHash(a.JobID)+".md")
+	plain, suffixed := m.plainPath(a), m.suffixedPath(a)
 
 	plainOwner, plainTaken, err := fileJobID(plain)
 	if err != nil {
@@ -173,6 +223,16 @@ func (m *Markdown) resolve(a chain.Article) (path string, found bool, err error)
 		return suffixed, false, nil
 	}
 	return plain, false, fmt.Errorf("%s and %s both hold other articles", plain, suffixed)
+}
+
+// plainPath is a's file named by its slug alone; suffixedPath the same
+// name with the job's hash, for when another job holds the plain one.
+func (m *Markdown) plainPath(a chain.Article) string {
+	return filepath.Join(m.Dir, slotDir(a), articleSlug(a)+".md")
+}
+
+func (m *Markdown) suffixedPath(a chain.Article) string {
+	return filepath.Join(m.Dir, slotDir(a), articleSlug(a)+"-"+jobHash(a.JobID)+".md")
 }
 
 // articleSlug is the file name (without .md) for a.

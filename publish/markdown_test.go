@@ -444,3 +444,34 @@ func TestPublishRemovesLeftoverTempFiles(t *testing.T) {
 		t.Fatalf("another article's temp file was removed: %v", err)
 	}
 }
+
+// A job that prepared a slug's plain name first (here: in another process,
+// not yet delivered) keeps it; another job of that slug is prepared to its
+// suffixed name, and both deliveries land.
+func TestMarkdownPrepareReservesThePlainName(t *testing.T) {
+	dir := t.TempDir()
+	first, second := &Markdown{Dir: dir}, &Markdown{Dir: dir}
+	ctx := context.Background()
+	da, err := first.Prepare(ctx, testArticle("a", "Same title"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := second.Prepare(ctx, testArticle("b", "Same title"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if da.Location == db.Location {
+		t.Fatalf("both jobs prepared to %s", da.Location)
+	}
+	if again, err := first.Prepare(ctx, testArticle("a", "Same title")); err != nil || again.Location != da.Location {
+		t.Fatalf("job a prepared again to %s (%v), want its reserved %s", again.Location, err, da.Location)
+	}
+	for _, d := range []chain.Delivery{db, da} {
+		if _, err := first.Deliver(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files := listDir(t, dir); len(files) != 2 {
+		t.Fatalf("files = %v, want the two articles and no reservation left", files)
+	}
+}
