@@ -34,7 +34,7 @@ type IncidentChange string
 // queues exactly one message.
 const (
 	IncidentOpened   IncidentChange = "opened"   // announced (at opening, or later when it was silent)
-	IncidentReminder IncidentChange = "reminder" // still open, a day after the last message
+	IncidentReminder IncidentChange = "reminder" // still open and seen again, a day after the last message
 	IncidentResolved IncidentChange = "resolved" // the condition cleared after it was announced
 )
 
@@ -70,7 +70,8 @@ type IncidentEvent struct {
 //   - an open incident still active gets LastSeen and Detail updated;
 //   - an open incident not yet announced is announced unless obs is
 //     Silent, and an announced one gets a reminder when remindEvery has
-//     passed since its last message.
+//     passed since its last message and the condition was seen again
+//     after that message.
 //
 // For each change a human hears about, message builds the alert, which is
 // queued in the same transaction (its key should name the incident and the
@@ -145,7 +146,10 @@ func observeTx(ctx context.Context, tx *sql.Tx, obs IncidentObservation, remindE
 	switch {
 	case cur.NotifiedAt.IsZero() && !obs.Silent:
 		change = IncidentOpened
-	case !cur.NotifiedAt.IsZero() && now.Sub(cur.NotifiedAt) >= remindEvery:
+	case !cur.NotifiedAt.IsZero() && now.Sub(cur.NotifiedAt) >= remindEvery && cur.LastSeenAt.After(cur.NotifiedAt):
+		// A reminder needs evidence newer than the last message: a
+		// provider nobody called since (the chain answered before it, its
+		// breaker kept it out) is not known to be still down.
 		change = IncidentReminder
 		cur.Reminders++
 	default:

@@ -260,3 +260,35 @@ func testReportOnADatabaseWithoutIncidents(t *testing.T) {
 		t.Fatalf("report %+v, %v", d.Totals, err)
 	}
 }
+
+func TestObserveIncidentRemindsOnlyOnNewEvidence(t *testing.T) {
+	forEachBackend(t, testObserveIncidentRemindsOnlyOnNewEvidence)
+}
+
+// A provider nobody called since the last message (the chain answered
+// before reaching it) is not reminded about as still down; a failure seen
+// after the message is.
+func testObserveIncidentRemindsOnlyOnNewEvidence(t *testing.T) {
+	s, _ := openTemp(t)
+	obs := func(last time.Time) IncidentObservation {
+		return IncidentObservation{Key: "provider_down:groq", Rule: "provider_down", Provider: "groq", Active: true, Since: t0, LastSeen: last, Detail: "d"}
+	}
+	for i, st := range []struct {
+		last, now time.Time
+		want      int // messages queued by this observation
+	}{
+		{t0, t0.Add(time.Minute), 1},                        // opened
+		{t0, t0.Add(25 * time.Hour), 0},                     // a day on, same evidence: quiet
+		{t0, t0.Add(72 * time.Hour), 0},                     // still nothing new
+		{t0.Add(73 * time.Hour), t0.Add(73 * time.Hour), 1}, // failed again: reminder
+		{t0.Add(74 * time.Hour), t0.Add(80 * time.Hour), 0}, // new, but within the day
+	} {
+		evs, err := s.ObserveIncident(t.Context(), obs(st.last), 24*time.Hour, st.now, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != st.want {
+			t.Fatalf("step %d: events %+v, want %d", i, evs, st.want)
+		}
+	}
+}
