@@ -182,6 +182,32 @@ func DayLimit(postsPerRun, postsPerDay, publishedToday int) int {
 	return max(0, min(postsPerRun, postsPerDay-publishedToday))
 }
 
+// RunPlan is the backlog at now with what a run may take.
+type RunPlan struct {
+	Entries        []BacklogEntry
+	PublishedToday int
+	Limit          int // jobs the run may take: postsPerRun, lowered by postsPerDay (DayLimit)
+}
+
+// PlanRun is the planning of a run at now: the backlog ordered (Plan), the
+// jobs published on now's UTC day (PublishedOn) and the run's limit
+// (DayLimit). jobs are the stored jobs by id; those of the topics' current
+// periods are enough, since every job published today is one of them.
+func PlanRun(topics []BacklogTopic, jobs map[string]JobRecord, now time.Time, postsPerRun, postsPerDay int) RunPlan {
+	p := RunPlan{Entries: Plan(topics, jobs, now), PublishedToday: PublishedOn(jobs, now)}
+	p.Limit = DayLimit(postsPerRun, postsPerDay, p.PublishedToday)
+	return p
+}
+
+// PerDay is the publication rate the runway assumes: postsPerDay, else
+// postsPerRun (one run a day).
+func PerDay(postsPerRun, postsPerDay int) int {
+	if postsPerDay > 0 {
+		return postsPerDay
+	}
+	return postsPerRun
+}
+
 // PublishedOn counts the jobs published on day's UTC date.
 func PublishedOn(jobs map[string]JobRecord, day time.Time) int {
 	d := day.UTC().Format(time.DateOnly)
@@ -203,6 +229,8 @@ type Runway struct {
 }
 
 // BacklogRunway computes the runway of plan at perDay publications a day.
+// A backlog whose one-off topics are all done but that has recurring
+// series never runs out: its Days is +Inf.
 func BacklogRunway(plan []BacklogEntry, perDay int) Runway {
 	r := Runway{PerDay: perDay}
 	for _, e := range plan {
@@ -217,6 +245,8 @@ func BacklogRunway(plan []BacklogEntry, perDay int) Runway {
 		r.Left++
 	}
 	switch {
+	case r.Left == 0 && r.Repeats > 0:
+		r.Days = math.Inf(1)
 	case perDay > 0:
 		r.Days = float64(r.Left) / float64(perDay)
 	case r.Left > 0:

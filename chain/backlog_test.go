@@ -96,3 +96,30 @@ func TestDayLimit(t *testing.T) {
 		t.Errorf("PublishedOn = %d, want 1", n)
 	}
 }
+
+func TestPlanRunAndSeriesRunway(t *testing.T) {
+	now := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
+	topics := []BacklogTopic{
+		{Job: Job{Topic: "a"}, Repeat: RepeatDaily, Index: 0},
+		{Job: Job{Topic: "b"}, Repeat: RepeatDaily, Index: 1},
+		{Job: Job{Topic: "c"}, Repeat: RepeatDaily, Index: 2},
+	}
+	jobs := map[string]JobRecord{
+		"a/2026-12-01": {ID: "a/2026-12-01", Status: JobPublished, PublishedAt: now.Add(-time.Hour)},
+		"b/2026-11-30": {ID: "b/2026-11-30", Status: JobPublished, PublishedAt: now.Add(-25 * time.Hour)},
+	}
+	p := PlanRun(topics, jobs, now, 4, 2)
+	if p.PublishedToday != 1 || p.Limit != 1 {
+		t.Fatalf("published today %d, limit %d; want 1 and 1 (ceiling 2)", p.PublishedToday, p.Limit)
+	}
+	if due := DueJobs(p.Entries); len(due) != 2 || due[0].ID != "b/2026-12-01" || due[1].ID != "c/2026-12-01" {
+		t.Fatalf("due: %+v", due)
+	}
+	// Only series: they never run out, whatever the rate.
+	if r := BacklogRunway(p.Entries, 2); r.Left != 0 || r.Repeats != 3 || !math.IsInf(r.Days, 1) {
+		t.Errorf("series runway: %+v", r)
+	}
+	if PerDay(4, 0) != 4 || PerDay(4, 8) != 8 {
+		t.Error("PerDay: posts_per_day, else posts_per_run")
+	}
+}

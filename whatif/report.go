@@ -30,8 +30,8 @@ type Row struct {
 	// Alerts30d is the alerts the product's rules raised, per 30 days, by
 	// severity (critical, warning, info).
 	Alerts30d map[string]float64 `json:"alerts_per_30_days"`
-	// PublishedTwice is the topics (a topic of a day) more than one job
-	// was delivered for; anything but 0 is a bug.
+	// PublishedTwice is the backlog jobs (a topic in its period) delivered
+	// more than once; anything but 0 is a bug.
 	PublishedTwice int `json:"published_twice"`
 	// DriftDays is the days from the start of the fault model's quality
 	// drift to the first quality trend alert of the weekly report; -1 when

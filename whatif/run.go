@@ -47,16 +47,23 @@ type Config struct {
 	// ProviderDownAfter is the provider_down alert's threshold (the
 	// config's alerts.provider_down_after); 0 = 1h.
 	ProviderDownAfter time.Duration
-	// PostsPerDay is the number of jobs due each day; 0 = 6.
+	// PostsPerDay is the ceiling of publications per UTC day
+	// (job.posts_per_day), held in the claims as in run; 0 = none.
 	PostsPerDay int
-	// PostsPerRun is how many due jobs one run takes; 0 = PostsPerDay.
+	// PostsPerRun is how many due jobs one run takes (job.posts_per_run);
+	// 0 = the load (see load).
 	PostsPerRun int
+	// BacklogLowDays is the backlog_low alert's threshold
+	// (alerts.backlog_low_days); 0 = no such alert.
+	BacklogLowDays float64
 	// RunTimes are the runs of a day as offsets from UTC midnight
 	// (schedule.run); empty = spread evenly, one run per PostsPerRun jobs.
 	RunTimes []time.Duration
-	// Topics are the work list (ID is the topic id; Slot is filled in per
-	// day). Empty means generated topics.
-	Topics []chain.Job
+	// Backlog is the topics file as run plans it (priority, not_before,
+	// repeat): before each run the backlog is planned at the run's time by
+	// chain.PlanRun, as run does, and the due jobs go to the runner. Empty
+	// means DailyTopics of PostsPerDay (else 6) generated topics.
+	Backlog []chain.BacklogTopic
 	// Dir is where the scenario databases go, one file per scenario.
 	Dir string
 	// Open opens (creating) a scenario database.
@@ -91,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		names = ScenarioNames()
 	}
 	w := cfg.World
-	rep := &Report{Seed: w.seed, Days: w.days, PostsPerDay: cfg.postsPerDay(), Start: w.start, Rows: make([]Row, len(names))}
+	rep := &Report{Seed: w.seed, Days: w.days, PostsPerDay: cfg.load(), Start: w.start, Rows: make([]Row, len(names))}
 	_, rep.Drift = w.DriftStart()
 	rep.Mechanisms = w.model.mechanisms()
 	gate := &memoGate{g: cfg.Chain.Gate, m: map[gateKey]quality.Result{}}
@@ -163,11 +170,62 @@ func (m *memoGate) Evaluate(text string, spec quality.Spec) quality.Result {
 	return r
 }
 
-func (cfg *Config) postsPerDay() int {
+// backlog is the simulated backlog: Backlog, else DailyTopics of
+// PostsPerDay (else 6).
+func (cfg *Config) backlog() []chain.BacklogTopic {
+	if len(cfg.Backlog) > 0 {
+		return cfg.Backlog
+	}
+	n := cfg.PostsPerDay
+	if n <= 0 {
+		n = 6
+	}
+	return DailyTopics(n, nil)
+}
+
+// load is the publications a day the simulation is sized for (the table's
+// header, the default run times): PostsPerDay when set, else the number of
+// daily series in the backlog, else PostsPerRun, else 6.
+func (cfg *Config) load() int {
 	if cfg.PostsPerDay > 0 {
 		return cfg.PostsPerDay
 	}
+	n := 0
+	for _, t := range cfg.backlog() {
+		if t.Repeat == chain.RepeatDaily {
+			n++
+		}
+	}
+	switch {
+	case n > 0:
+		return n
+	case cfg.PostsPerRun > 0:
+		return cfg.PostsPerRun
+	}
 	return 6
+}
+
+// DailyTopics is a backlog of n topics that repeat daily, so that n jobs
+// are due every day: the topics of from in turn (ids suffixed -1, -2, …
+// from the second round on), else generated ones.
+func DailyTopics(n int, from []chain.BacklogTopic) []chain.BacklogTopic {
+	out := make([]chain.BacklogTopic, 0, n)
+	for i := range n {
+		var t chain.BacklogTopic
+		if len(from) > 0 {
+			t = from[i%len(from)]
+			if i >= len(from) {
+				t.Job.Topic = fmt.Sprintf("%s-%d", t.Job.Topic, i/len(from))
+			}
+		} else {
+			t.Job = chain.Job{Topic: fmt.Sprintf("topic-%02d", i+1), Title: fmt.Sprintf("Practical guide %d to home energy savings", i+1),
+				Category: "home", Keywords: []string{"insulation", "heat pump", "bills"}, Language: "en", TargetWords: 1500}
+		}
+		t.Job.ID = t.Job.Topic
+		t.Repeat, t.Index, t.NotBefore, t.Priority = chain.RepeatDaily, i, time.Time{}, 0
+		out = append(out, t)
+	}
+	return out
 }
 
 // scenario runs one scenario and reads its row back.
@@ -184,8 +242,8 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 	if err != nil {
 		return Row{}, err
 	}
-	pub := &countingPublisher{by: map[string]map[string]bool{}}
-	walks, err := cfg.drive(ctx, ch, store, clock, pub)
+	pub := &countingPublisher{by: map[string]int{}}
+	walks, due, err := cfg.drive(ctx, ch, store, clock, pub)
 	if err != nil {
 		return Row{}, err
 	}
@@ -212,10 +270,13 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 		row.Order = append(row.Order, l.Name)
 	}
 	row.DB = path
-	// Every due job counts, also one that no run ever claimed (posts_per_run
-	// spent on retries of deferred jobs): it has no jobs row.
-	row.Jobs = w.days * cfg.postsPerDay()
-	row.SuccessRate = float64(row.Published) / float64(row.Jobs)
+	// Every job due at some run counts, also one that no run ever claimed
+	// (posts_per_run spent on retries of deferred jobs, or the day's
+	// ceiling reached): it has no jobs row.
+	row.Jobs = due
+	if due > 0 {
+		row.SuccessRate = float64(row.Published) / float64(row.Jobs)
+	}
 	end := w.start.AddDate(0, 0, w.days)
 	row.BlackoutHours, row.Blackouts, row.BlackoutDays = blackouts(walks, end)
 	for sev, n := range row.Alerts30d {
@@ -271,9 +332,11 @@ func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, g
 }
 
 // drive runs every day of the World through ch: at each run time of the
-// day it sets clock and lets a runner take the due jobs. It returns every
-// job's pass through the chain, in order.
-func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock, pub chain.Publisher) ([]walk, error) {
+// day it sets clock, plans the backlog as run does and lets a runner take
+// the due jobs under the run's limit and the day's ceiling. It returns
+// every job's pass through the chain, in order, and the number of backlog
+// jobs that were due at some run.
+func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock, pub chain.Publisher) ([]walk, int, error) {
 	w := cfg.World
 	var walks []walk
 	var last time.Time
@@ -281,6 +344,8 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 		Chain: ch, Jobs: store, Publisher: pub,
 		Owner: chain.Owner{Host: "simulate", PID: 1}, Alive: func(chain.Owner) bool { return true },
 		Parallel: 1,
+		// The ceiling is held in each claim, as in run.
+		PostsPerDay: cfg.PostsPerDay,
 		OnJob: func(r chain.JobReport) {
 			now := clock.Now()
 			walks = append(walks, walk{start: last, end: now, published: r.Status == chain.JobPublished,
@@ -289,30 +354,37 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 		},
 	}
 	rules, out := cfg.alertRules(ch, runner, store, clock)
-	perRun, runs := cfg.postsPerRun(), cfg.runTimes()
+	backlog, runs := cfg.backlog(), cfg.runTimes()
+	due := map[string]bool{}
 	for day := range w.days {
 		dayStart := w.start.AddDate(0, 0, day)
-		slot := dayStart.Format("2006-01-02")
-		jobs := cfg.jobs(slot)
 		for _, ev := range cfg.dayEvents(dayStart, runs) {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			clock.Set(dayStart.Add(ev.at))
 			if ev.report {
 				if err := weeklyReport(ctx, store, out, ch.Links[0].Name, clock.Now()); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 				continue
 			}
 			last = clock.Now()
+			plan, err := cfg.plan(ctx, store, backlog, last)
+			if err != nil {
+				return nil, 0, err
+			}
+			jobs := chain.DueJobs(plan.Entries)
+			for _, j := range jobs {
+				due[j.ID] = true
+			}
 			// Each run is a new process in production: the halt on an auth
 			// failure and the providers skipped for the run end with it.
 			runner.Chain = runChain(ch)
-			sum := runner.Run(ctx, jobs, perRun)
+			sum := runner.Run(ctx, jobs, plan.Limit)
 			for _, r := range sum.Reports {
 				if r.Status == chain.JobError && r.Err != nil {
-					return nil, r.Err
+					return nil, 0, r.Err
 				}
 			}
 			// The same alert rules as after a real run, at the run's time.
@@ -322,12 +394,50 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 					rules.Caps, rules.Spend = cfg.Limits(ch.Links, now)
 				}
 				if err := rules.Evaluate(ctx, now); err != nil {
-					return nil, err
+					return nil, 0, err
+				}
+				if err := cfg.backlogAlert(ctx, store, out, backlog, now); err != nil {
+					return nil, 0, err
 				}
 			}
 		}
 	}
-	return walks, nil
+	return walks, len(due), nil
+}
+
+// plan is run's planning at now (chain.PlanRun) over the stored jobs of
+// the backlog's current periods, read one by one: every job published
+// today is among them, and the run reads no older period.
+func (cfg *Config) plan(ctx context.Context, store Store, backlog []chain.BacklogTopic, now time.Time) (chain.RunPlan, error) {
+	jobs := make(map[string]chain.JobRecord, len(backlog))
+	for _, t := range backlog {
+		id := chain.BacklogJobID(t.Job.Topic, t.Repeat, now)
+		r, ok, err := store.Job(ctx, id)
+		if err != nil {
+			return chain.RunPlan{}, fmt.Errorf("plan the backlog: %w", err)
+		}
+		if ok {
+			jobs[id] = r
+		}
+	}
+	return chain.PlanRun(backlog, jobs, now, cfg.postsPerRun(), cfg.PostsPerDay), nil
+}
+
+// backlogAlert is run's backlog_low rule after a run: the runway of the
+// backlog planned at now, against BacklogLowDays.
+func (cfg *Config) backlogAlert(ctx context.Context, store Store, out chain.Notifier, backlog []chain.BacklogTopic, now time.Time) error {
+	if cfg.BacklogLowDays <= 0 || out == nil {
+		return nil
+	}
+	plan, err := cfg.plan(ctx, store, backlog, now)
+	if err != nil {
+		return err
+	}
+	al, ok := alerts.BacklogLowAlert(chain.BacklogRunway(plan.Entries, chain.PerDay(cfg.postsPerRun(), cfg.PostsPerDay)), cfg.BacklogLowDays, now)
+	if !ok {
+		return nil
+	}
+	return out.Notify(ctx, al)
 }
 
 // runChain returns a chain with ch's settings and links and none of its
@@ -386,31 +496,29 @@ func weeklyReport(ctx context.Context, store Store, out chain.Notifier, firstLin
 	return nil
 }
 
-// countingPublisher publishes nowhere and counts the jobs delivered to each
-// place (a topic of a day): more than one is a topic published twice.
+// countingPublisher publishes nowhere and counts the deliveries of each
+// backlog job (a topic in its period, chain.BacklogJobID): more than one
+// is a topic published twice within its period.
 type countingPublisher struct {
 	sim.NopPublisher
 	mu sync.Mutex
-	by map[string]map[string]bool // location → job ids
+	by map[string]int // job id → deliveries
 }
 
 func (p *countingPublisher) Deliver(ctx context.Context, d chain.Delivery) (string, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.by[d.Location] == nil {
-		p.by[d.Location] = map[string]bool{}
-	}
-	p.by[d.Location][d.JobID] = true
+	p.by[d.JobID]++
+	p.mu.Unlock()
 	return p.NopPublisher.Deliver(ctx, d)
 }
 
-// twice is the number of places more than one job was delivered to.
+// twice is the number of backlog jobs delivered more than once.
 func (p *countingPublisher) twice() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
-	for _, ids := range p.by {
-		if len(ids) > 1 {
+	for _, c := range p.by {
+		if c > 1 {
 			n++
 		}
 	}
@@ -459,7 +567,7 @@ func (cfg *Config) postsPerRun() int {
 	if cfg.PostsPerRun > 0 {
 		return cfg.PostsPerRun
 	}
-	return cfg.postsPerDay()
+	return cfg.load()
 }
 
 // runTimes returns the runs of a day as offsets from UTC midnight: the
@@ -469,31 +577,9 @@ func (cfg *Config) runTimes() []time.Duration {
 		return cfg.RunTimes
 	}
 	var runs []time.Duration
-	n := (cfg.postsPerDay() + cfg.postsPerRun() - 1) / cfg.postsPerRun()
+	n := (cfg.load() + cfg.postsPerRun() - 1) / cfg.postsPerRun()
 	for i := range n {
 		runs = append(runs, time.Duration(i)*24*time.Hour/time.Duration(n))
 	}
 	return runs
-}
-
-// jobs returns the day's due jobs.
-func (cfg *Config) jobs(slot string) []chain.Job {
-	n := cfg.postsPerDay()
-	out := make([]chain.Job, 0, n)
-	for i := range n {
-		var j chain.Job
-		if len(cfg.Topics) > 0 {
-			j = cfg.Topics[i%len(cfg.Topics)]
-			if i >= len(cfg.Topics) {
-				j.Topic = fmt.Sprintf("%s-%d", j.Topic, i/len(cfg.Topics))
-			}
-		} else {
-			j = chain.Job{Topic: fmt.Sprintf("topic-%02d", i+1), Title: fmt.Sprintf("Practical guide %d to home energy savings", i+1),
-				Category: "home", Keywords: []string{"insulation", "heat pump", "bills"}, Language: "en", TargetWords: 1500}
-		}
-		j.Slot = slot
-		j.ID = chain.JobID(j.Topic, slot)
-		out = append(out, j)
-	}
-	return out
 }

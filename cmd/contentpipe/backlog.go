@@ -48,25 +48,19 @@ type backlogPlan struct {
 	limit          int // jobs this run may take (posts_per_run, lowered by posts_per_day)
 }
 
-// planBacklog reads the stored jobs and orders the backlog at now.
+// planBacklog reads the stored jobs and orders the backlog at now
+// (chain.PlanRun, which the simulator uses too).
 func planBacklog(ctx context.Context, cfg *config.Config, store *telemetry.Store, topics []config.Topic, now time.Time) (backlogPlan, error) {
 	jobs, err := store.Jobs(ctx)
 	if err != nil {
 		return backlogPlan{}, err
 	}
-	p := backlogPlan{entries: chain.Plan(backlogTopics(cfg, topics), jobs, now), publishedToday: chain.PublishedOn(jobs, now)}
-	p.limit = chain.DayLimit(cfg.Job.PostsPerRun, cfg.Job.PostsPerDay, p.publishedToday)
-	return p, nil
+	p := chain.PlanRun(backlogTopics(cfg, topics), jobs, now, cfg.Job.PostsPerRun, cfg.Job.PostsPerDay)
+	return backlogPlan{entries: p.Entries, publishedToday: p.PublishedToday, limit: p.Limit}, nil
 }
 
-// perDay is the publication rate the runway assumes: posts_per_day, else
-// posts_per_run (one run a day).
-func perDay(cfg *config.Config) int {
-	if cfg.Job.PostsPerDay > 0 {
-		return cfg.Job.PostsPerDay
-	}
-	return cfg.Job.PostsPerRun
-}
+// perDay is the publication rate the runway assumes (chain.PerDay).
+func perDay(cfg *config.Config) int { return chain.PerDay(cfg.Job.PostsPerRun, cfg.Job.PostsPerDay) }
 
 // backlogAlert queues the backlog_low alert when the runway is shorter
 // than alerts.backlog_low_days.

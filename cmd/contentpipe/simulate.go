@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,11 +34,13 @@ type simulateOptions struct {
 	seed        uint64
 	seedSet     bool
 	postsPerDay int
-	format      string
-	db          string
-	advise      bool
-	history     string
-	scenarios   []string
+	// postsPerDaySet: --posts-per-day was given.
+	postsPerDaySet bool
+	format         string
+	db             string
+	advise         bool
+	history        string
+	scenarios      []string
 }
 
 func (a *app) simulateCmd() *cobra.Command {
@@ -47,7 +50,9 @@ func (a *app) simulateCmd() *cobra.Command {
 		Short: "What-if: the configured chain and its baselines under a fault model, in virtual time",
 		Long: `simulate drives the real chain code (policy, deadline, caps, exhaustion, circuit
 breaker, quality gate) against in-process simulated providers on a virtual clock, for
---days days of --posts-per-day jobs at the config's schedule.run times, and prints one table:
+--days days of the config's backlog (topics file, priority, not_before, repeat,
+posts_per_run and posts_per_day, planned before each run as run plans it; without a topics
+file, --posts-per-day topics that repeat daily) at the config's schedule.run times, and prints one table:
 the configured chain and, in the same run, three baselines — the first link alone, the same
 links in cost order, and naive retry (immediate retries, no waits, no quota or breaker memory).
 Every figure is read back with SQL from the simulated calls and jobs tables; the same
@@ -57,6 +62,7 @@ in words follows the table: who wins which figure, why, and what to change.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.seedSet = cmd.Flags().Changed("seed")
+			o.postsPerDaySet = cmd.Flags().Changed("posts-per-day")
 			return a.simulate(cmd.Context(), o)
 		},
 	}
@@ -64,7 +70,7 @@ in words follows the table: who wins which figure, why, and what to change.`,
 	f.StringVar(&o.faults, "faults", "", "fault model YAML (see data/faults/field-notes.yaml); required unless --history")
 	f.IntVar(&o.days, "days", 365, "simulated days")
 	f.Uint64Var(&o.seed, "seed", 0, "world seed (default: the fault file's seed)")
-	f.IntVar(&o.postsPerDay, "posts-per-day", 6, "jobs due per day")
+	f.IntVar(&o.postsPerDay, "posts-per-day", 6, "without a topics file: this many daily topics, so this many jobs are due a day")
 	f.StringVar(&o.format, "format", "table", "output: table or json")
 	f.StringVar(&o.db, "db", "", "keep the scenario databases in this directory (default: a temporary one, removed)")
 	f.BoolVar(&o.advise, "advise", false, "also estimate pairwise failure correlation from the calls history and advise on the order")
@@ -108,12 +114,9 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	if err != nil {
 		return exitWith(exitConfig, fmt.Errorf("schedule.run: %w", err))
 	}
-	topics, err := config.LoadTopics(cfg.Topics)
+	backlog, err := a.simulatedBacklog(cfg, o)
 	if err != nil {
-		a.log.Info("simulate: topics file not usable, using the demo topics", "topics", cfg.Topics, "reason", err)
-		if topics, err = config.ParseTopics("data/demo-topics.yaml", data.DemoTopics); err != nil {
-			return err
-		}
+		return exitWith(exitConfig, err)
 	}
 	dir, cleanup, err := scenarioDir(o.db)
 	if err != nil {
@@ -125,8 +128,11 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 		return exitWith(exitConfig, fmt.Errorf("schedule.report: %w", err))
 	}
 	rep, err := whatif.Run(ctx, whatif.Config{
-		Chain: tpl, Specs: specs, World: world, PostsPerDay: o.postsPerDay, PostsPerRun: cfg.Job.PostsPerRun, ProviderDownAfter: cfg.Alerts.ProviderDownAfter,
-		RunTimes: runs, Topics: jobsFor(cfg, topics, ""), Dir: dir, Scenarios: o.scenarios,
+		Chain: tpl, Specs: specs, World: world, ProviderDownAfter: cfg.Alerts.ProviderDownAfter,
+		// The backlog, its ceiling and run limit and the backlog_low rule
+		// of run.
+		Backlog: backlog, PostsPerDay: cfg.Job.PostsPerDay, PostsPerRun: cfg.Job.PostsPerRun, BacklogLowDays: cfg.Alerts.BacklogLowDays,
+		RunTimes: runs, Dir: dir, Scenarios: o.scenarios,
 		// The same caps and token and money limits as the alert rules
 		// after a real run, and the weekly report's decay detectors.
 		Limits: func(links []*chain.Link, now time.Time) ([]alerts.CapLimit, []alerts.SpendCheck) {
@@ -167,6 +173,29 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 		fmt.Fprintf(a.stdout, "\nscenario databases kept in %s (one per scenario): contentpipe sql works on each with --config pointing database: at it\n", o.db)
 	}
 	return nil
+}
+
+// simulatedBacklog is the backlog a simulation plans from: the config's
+// topics file as run reads it; without one (the fault-model configs under
+// data/faults/), --posts-per-day topics that repeat daily, made from the
+// demo topics, so that many jobs are due every day.
+func (a *app) simulatedBacklog(cfg *config.Config, o simulateOptions) ([]chain.BacklogTopic, error) {
+	if _, err := os.Stat(cfg.Topics); errors.Is(err, fs.ErrNotExist) {
+		demo, err := config.ParseTopics("data/demo-topics.yaml", data.DemoTopics)
+		if err != nil {
+			return nil, err
+		}
+		a.log.Info("simulate: no topics file, simulating daily topics", "topics", cfg.Topics, "posts_per_day", o.postsPerDay)
+		return whatif.DailyTopics(o.postsPerDay, backlogTopics(cfg, demo)), nil
+	}
+	if o.postsPerDaySet {
+		return nil, fmt.Errorf("--posts-per-day sets the load only without a topics file; with %s the backlog and job.posts_per_run/posts_per_day set it, as in run: drop the flag, or remove `topics:` from the config to simulate daily topics", cfg.Topics)
+	}
+	topics, err := config.LoadTopics(cfg.Topics)
+	if err != nil {
+		return nil, err
+	}
+	return backlogTopics(cfg, topics), nil
 }
 
 // placeholderKeys gives every link without a key a placeholder: simulate

@@ -135,3 +135,74 @@ func TestSimulateAdviseOnShortHistory(t *testing.T) {
 		t.Fatalf("advice on three days:\n%s", r.stdout)
 	}
 }
+
+// simConfigWithTopics writes a copy of the field-notes simulation config
+// whose topics file is topics (YAML) and whose job section is job.
+func simConfigWithTopics(t *testing.T, dir, topics, job string) string {
+	t.Helper()
+	raw, err := os.ReadFile(repoFile(t, "data/faults/field-notes.config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		switch {
+		case strings.HasPrefix(l, "topics:"):
+			l = "topics: topics.yaml"
+		case strings.HasPrefix(l, "job:"):
+			l = "job: " + job
+		case strings.HasPrefix(l, "quality:"):
+			l = strings.Replace(l, "../article.schema.json", repoFile(t, "data/article.schema.json"), 1)
+		case strings.HasPrefix(l, "database:"):
+			l = "database: unused.db"
+		}
+		out = append(out, l)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "topics.yaml"), []byte(topics), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "sim.yaml")
+	if err := os.WriteFile(cfg, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestSimulateRunsTheTopicsFile: with a topics file the simulation plans
+// that backlog as run does — a weekly series, one-off topics, a ceiling of
+// two a day — and the kept database shows the ceiling held, the weekly
+// topic once in its week and the one-off topics once; --posts-per-day is
+// refused, since the backlog sets the load.
+func TestSimulateRunsTheTopicsFile(t *testing.T) {
+	dir := t.TempDir()
+	topics := `- {id: weekly-news, title: "The week in small-office IT", category: it, keywords: [backups, updates], repeat: weekly, priority: 5}
+- {id: compost, title: "Home composting in practice", category: home, keywords: [compost, soil]}
+- {id: backups, title: "Backups for small offices", category: it, keywords: [NAS, offsite]}
+- {id: passwords, title: "A password manager for a small team", category: it, keywords: [vaults, 2FA]}
+`
+	cfg := simConfigWithTopics(t, dir, topics, "{posts_per_run: 4, posts_per_day: 2, deadline: 15m, language: en, target_words: 1500, parallel: 1}")
+	keep := filepath.Join(dir, "sim")
+	r := run(t, dir, nil, "simulate", "--config", cfg, "--faults", repoFile(t, "data/faults/field-notes.yaml"),
+		"--days", "9", "--db", keep, "--scenarios", "chain")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	db := openDB(t, filepath.Join(keep, "chain.db"))
+	if n := count(t, db, `SELECT COUNT(*) FROM (SELECT substr(published_at, 1, 10) d FROM jobs WHERE status = 'published' GROUP BY d HAVING COUNT(*) > 2)`); n != 0 {
+		t.Errorf("%d days over posts_per_day 2", n)
+	}
+	// 2026-01-05 is a Monday: nine days are the weeks W02 and W03.
+	if n := count(t, db, `SELECT COUNT(*) FROM jobs WHERE status = 'published' AND id IN ('weekly-news/2026-W02', 'weekly-news/2026-W03')`); n != 2 {
+		t.Errorf("weekly topic published in %d of its 2 weeks", n)
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM jobs WHERE status = 'published' AND id IN ('compost', 'backups', 'passwords')`); n != 3 {
+		t.Errorf("%d of the 3 one-off topics published", n)
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM jobs`); n != 5 {
+		t.Errorf("%d jobs, want 5 (2 weeks of the series, 3 one-off topics)", n)
+	}
+	r = run(t, dir, nil, "simulate", "--config", cfg, "--faults", repoFile(t, "data/faults/field-notes.yaml"), "--days", "2", "--posts-per-day", "8")
+	if r.code != 2 || !strings.Contains(r.stderr, "--posts-per-day") || !strings.Contains(r.stderr, "topics") {
+		t.Fatalf("--posts-per-day with a topics file: exit %d\n%s", r.code, r.stderr)
+	}
+}
