@@ -294,8 +294,11 @@ func buildPublisher(cfg *config.Config) chain.Publisher {
 	return &publish.Markdown{Dir: cfg.Publish.Dir}
 }
 
-// jobsFor turns topics into the jobs of one slot (ids as the simulator
-// wants them: the topic id; it derives its own per slot).
+// jobsFor turns topics into jobs of one slot, with the job defaults filled
+// in, for the commands that need a topic's job outside a run (`review
+// approve` re-renders a kept answer; `prompts test` renders each link's
+// prompt). The ids are the topic ids; a run takes its jobs from the
+// backlog's plan instead (chain.PlanRun).
 func jobsFor(cfg *config.Config, topics []config.Topic, slot string) []chain.Job {
 	bt := backlogTopics(cfg, topics)
 	jobs := make([]chain.Job, 0, len(bt))
