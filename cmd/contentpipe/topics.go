@@ -122,6 +122,9 @@ func stateText(e chain.BacklogEntry) string {
 func runwayText(r chain.Runway) string {
 	s := fmt.Sprintf("%d topics left", r.Left)
 	switch {
+	case r.Left == 0 && r.Repeats > 0:
+		s = fmt.Sprintf("no one-off topics left; %d recurring series keep the backlog going", r.Repeats)
+		return s
 	case r.Left == 0:
 		s += ": add topics to the topics file, the next run picks them up"
 	case math.IsInf(r.Days, 1):

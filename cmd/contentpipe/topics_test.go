@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -71,6 +72,7 @@ func TestRunwayText(t *testing.T) {
 		{chain.Runway{Left: 23, PerDay: 6, Days: 23.0 / 6}, "23 topics left: about 4 days at 6 a day"},
 		{chain.Runway{Left: 1, PerDay: 6, Days: 1.0 / 6, Repeats: 2}, "1 topics left: about 1 day at 6 a day; 2 recurring series"},
 		{chain.Runway{}, "0 topics left: add topics to the topics file, the next run picks them up"},
+		{chain.Runway{Repeats: 3, Days: math.Inf(1)}, "no one-off topics left; 3 recurring series keep the backlog going"},
 	} {
 		if got := runwayText(c.r); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
