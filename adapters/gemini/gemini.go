@@ -88,7 +88,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 // classified (429 → rate_limited / quota_exhausted by the quotaId scope, with
 // the longest of RetryInfo.retryDelay, Retry-After and "Please retry in …"
 // as RetryAfter and each as sent in RetryRaw; an unreadable one makes
-// RetryAfter transport.MaxDelay; a 4xx API_KEY_INVALID → auth_error; any
+// RetryAfter transport.MaxDelay; a 4xx other than 429 with API_KEY_INVALID → auth_error; any
 // status outside 2xx, 4xx and 5xx → error whatever the body says), a
 // safety/recitation block, a blocked prompt
 // or an answer without candidates is blocked (status 200), and a stream that
@@ -277,7 +277,9 @@ func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream 
 		pe.Status = ae.Code
 	}
 	d := readDetails(ae.Details)
-	if d.reason == "API_KEY_INVALID" && pe.Status/100 == 4 {
+	// The status decides first: a 429 is a rate limit whatever reason its
+	// body gives (the fuzzer sent API_KEY_INVALID under a 429).
+	if d.reason == "API_KEY_INVALID" && pe.Status/100 == 4 && pe.Status != http.StatusTooManyRequests {
 		pe.Outcome = chain.OutcomeAuthError
 		return pe
 	}
