@@ -30,6 +30,10 @@ const (
 // at once: one commits, the other runs fn again on the new state.
 const pgRetries = 200
 
+// pgIdleInTx is the server's idle_in_transaction_session_timeout for the
+// store's connections unless the URL sets its own (see openPostgres).
+const pgIdleInTx = "15s"
+
 // pgConnectTimeout bounds the connection to the server when the URL names
 // no connect_timeout.
 const pgConnectTimeout = 10 * time.Second
@@ -116,6 +120,14 @@ func openPostgres(rawURL string, readOnly bool) (*Store, error) {
 	// Every commit is durable when it returns (see tryWrite); a server or
 	// role default of off would make the marks of MarkPublishing undurable.
 	cfg.RuntimeParams["synchronous_commit"] = "on"
+	// A worker paused (SIGSTOP, a frozen VM) inside a transaction holds its
+	// row and advisory locks, and every other worker's reservation waits
+	// on them; no transaction of the store waits on its client for long, so
+	// the server ends one left idle this long and frees the locks. The
+	// paused worker finds its transaction gone when it resumes.
+	if _, ok := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !ok {
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = pgIdleInTx
+	}
 	if readOnly {
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	}

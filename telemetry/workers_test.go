@@ -475,3 +475,25 @@ func testCheckDeliveryShortJobLease(t *testing.T) {
 		t.Fatalf("a publishing job not taken over a delivery window after its claim ran out: %v %v", ok, err)
 	}
 }
+
+// TestPostgresEndsIdleTransactions: the store's connections carry
+// idle_in_transaction_session_timeout, so a worker paused inside a
+// transaction cannot hold the others' locks for longer; a URL may set its
+// own.
+func TestPostgresEndsIdleTransactions(t *testing.T) {
+	for _, tc := range []struct{ param, want string }{{"", pgIdleInTx}, {"&idle_in_transaction_session_timeout=3s", "3s"}} {
+		u := newPostgresDB(t) + tc.param
+		s, err := Open(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := s.db.QueryRowContext(t.Context(), "SHOW idle_in_transaction_session_timeout").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if got != tc.want {
+			t.Errorf("URL param %q: idle_in_transaction_session_timeout = %s, want %s", tc.param, got, tc.want)
+		}
+	}
+}
