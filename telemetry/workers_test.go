@@ -186,6 +186,31 @@ func testClaimSlotOnce(t *testing.T) {
 	}
 }
 
+// twoWorkers opens the test's database twice, as two worker processes
+// would, with the given owner lease and delivery window, and registers a
+// process on each (closed at the end of the test).
+func twoWorkers(t *testing.T, lease, window time.Duration) (s, s2 *Store, a, b *Process) {
+	t.Helper()
+	s, spec := openTemp(t)
+	s2, err := Open(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s2.Close() })
+	for _, st := range []*Store{s, s2} {
+		st.OwnerLease, st.DeliveryWindow = lease, window
+	}
+	if a, err = s.Register(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if b, err = s2.Register(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return s, s2, a, b
+}
+
 // TestPausedOwnerLosesItsClaim: a registered process that stops renewing
 // (a pause past its lease on PostgreSQL; on SQLite past its claim's lease)
 // loses the job to another worker; when it resumes its heartbeat, mark and
@@ -194,25 +219,8 @@ func testClaimSlotOnce(t *testing.T) {
 func TestPausedOwnerLosesItsClaim(t *testing.T) { forEachBackend(t, testPausedOwnerLosesItsClaim) }
 
 func testPausedOwnerLosesItsClaim(t *testing.T) {
-	s, spec := openTemp(t)
-	s.OwnerLease, s.DeliveryWindow = 1200*time.Millisecond, 300*time.Millisecond
+	s, s2, a, b := twoWorkers(t, 1200*time.Millisecond, 300*time.Millisecond)
 	ctx := t.Context()
-	a, err := s.Register()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	s2, err := Open(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	s2.OwnerLease, s2.DeliveryWindow = s.OwnerLease, s.DeliveryWindow
-	b, err := s2.Register()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	lease := time.Hour // the claim's lease
 	now := time.Now()
 	if ok, _, err := s.ClaimJob(ctx, job("x"), a.Owner, s.Alive, lease, now); !ok || err != nil {
@@ -284,28 +292,11 @@ func TestPublishingTakeoverWaitsForTheDeliveryWindow(t *testing.T) {
 }
 
 func testPublishingTakeoverWaitsForTheDeliveryWindow(t *testing.T) {
-	s, spec := openTemp(t)
-	if !s.pg() {
+	if backendOf(t) != BackendPostgres {
 		t.Skip("on SQLite a stopped process keeps its OS lock: only the claim's lease frees it (TestPausedOwnerLosesItsClaim)")
 	}
-	s.OwnerLease, s.DeliveryWindow = 1200*time.Millisecond, 600*time.Millisecond
+	s, s2, a, b := twoWorkers(t, 1200*time.Millisecond, 600*time.Millisecond)
 	ctx := t.Context()
-	a, err := s.Register()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	s2, err := Open(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	s2.OwnerLease, s2.DeliveryWindow = s.OwnerLease, s.DeliveryWindow
-	b, err := s2.Register()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	lease := time.Hour
 	if ok, _, err := s.ClaimJob(ctx, job("m"), a.Owner, s.Alive, lease, time.Now()); !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
