@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -38,7 +39,8 @@ WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`
 // TestSchemaTheSameOnBothBackends: the PostgreSQL schema is written apart
 // from SQLite's migrations (migrate.go), so this test holds them together —
 // the same tables with the same columns in the same order — and holds
-// copyTables to every table there is, so Copy cannot leave one behind.
+// copyTables to every table there is, so Copy cannot leave one behind, and
+// identityTables to every table whose id PostgreSQL generates.
 func TestSchemaTheSameOnBothBackends(t *testing.T) {
 	lite, err := Open(filepath.Join(t.TempDir(), "schema.db"))
 	if err != nil {
@@ -62,6 +64,26 @@ func TestSchemaTheSameOnBothBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close()
+	// The connector adds RETURNING id to inserts into identityTables
+	// (pg.go): a table with a generated id missing there would give
+	// LastInsertId 0 on PostgreSQL only.
+	rows, err := pg.db.QueryContext(t.Context(), `SELECT table_name FROM information_schema.columns
+WHERE table_schema = current_schema() AND is_identity = 'YES' ORDER BY table_name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var identity []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		identity = append(identity, name)
+	}
+	rows.Close()
+	if listed := slices.Sorted(maps.Keys(identityTables)); !slices.Equal(identity, listed) {
+		t.Errorf("tables with a generated id on PostgreSQL %v, identityTables %v", identity, listed)
+	}
 	if got := schemaOf(t, pg); !reflect.DeepEqual(got, want) {
 		for name, cols := range want {
 			if !slices.Equal(got[name], cols) {
