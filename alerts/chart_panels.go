@@ -85,7 +85,7 @@ func (cd *chartData) costPanel() (*plot.Plot, plot.Legend) {
 		total += sum
 		bars.layers = append(bars.layers, vals)
 		bars.colors = append(bars.colors, providerColor(i))
-		names = append(names, fmt.Sprintf("%s $%.2f", name, sum))
+		names = append(names, name+" "+usd2(sum))
 	}
 	if total <= 0 {
 		p.Y.Min, p.Y.Max = 0, 1
