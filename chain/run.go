@@ -318,6 +318,7 @@ func (r *Runner) deliver(ctx context.Context, rec JobRecord, d Delivery) (string
 	}
 	loc, err := r.Publisher.Deliver(dctx, d)
 	if err != nil {
+		r.haltOnPublishAuth(ctx, err)
 		return "", fmt.Errorf("publish %s: %w", rec.ID, err)
 	}
 	rec.Status, rec.Location, rec.LastError, rec.Payload = JobPublished, loc, "", nil

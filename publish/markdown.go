@@ -1,42 +1,36 @@
 package publish
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/goccy/go-yaml"
 
 	"github.com/contentpipe/contentpipe/chain"
 )
 
 // Markdown publishes each article as one Markdown file,
 // <Dir>/<slot>/<slug>.md, with YAML front matter (title, date, category,
-// provider, model, quality_score, job_id) followed by "# Title" and one
-// "## h2" block per section.
+// provider, model, quality_score, job_id) followed by one "## h2" block per
+// section. The title is in the front matter only: every generator that
+// reads front matter shows it as the page's heading, and a "# Title" in
+// the body showed it twice. For Hugo and Jekyll sites use those kinds
+// (Hugo, Jekyll), which write where each generator reads.
 //
-// The slug is Article.Slug when set, else Slug(Article.Title), else the
-// topic id. When the path already holds a file of a different job (or a file
-// without a job_id), the article goes to <slug>-<8 hex of sha256(job id)>.md
-// instead; Location and Exists apply the same rule, so all three agree. The
-// location that Publish returns is the authoritative one.
+// The slug is Article.Slug when set, else SlugIn(Article.Title,
+// Article.Language), else the topic id's. When the path already holds a
+// file of a different job (or a file without a job_id), the article goes
+// to <slug>-<8 hex of sha256(job id)>.md instead; Location and Exists apply
+// the same rule, so all three agree. The location that Publish returns is
+// the authoritative one. Headings and bodies pass through the escaping of
+// untrusted model text described in escape.go (template openers broken in
+// code too, since the generator is unknown).
 //
 // Files are written atomically (temporary file in the same directory, write,
 // fsync, rename, fsync of the directory) with mode 0644; directories are
@@ -50,40 +44,34 @@ type Markdown struct {
 	Step func(step string)
 }
 
-func (m *Markdown) step(name string) {
-	if m.Step != nil {
-		m.Step(name)
-	}
+var (
+	_ chain.Publisher = (*Markdown)(nil)
+	_ Stepper         = (*Markdown)(nil)
+)
+
+// markdownTarget is the markdown kind's entry in the table of targets.
+var markdownTarget = Target{
+	Kind:  KindMarkdown,
+	Keys:  []string{"dir"},
+	Check: noProblems,
+	New:   func(o Options) chain.Publisher { return &Markdown{Dir: o.Dir} },
+	Place: dirPlace(KindMarkdown),
 }
 
-var _ chain.Publisher = (*Markdown)(nil)
+// SetStep sets Step.
+func (m *Markdown) SetStep(step func(string)) { m.Step = step }
 
-// markdownMu serialises resolving a path and writing it, so two jobs with
-// the same slug published concurrently in one process cannot clobber each
-// other.
-var markdownMu sync.Mutex
-
-// frontMatterLimit bounds how much of an existing file is read to find its
-// front matter.
-const frontMatterLimit = 64 << 10
+func (m *Markdown) files() files {
+	return files{kind: KindMarkdown, plain: m.plainPath, suffixed: m.suffixedPath, render: func(a chain.Article, _ string) []byte { return Document(a) }, step: m.Step}
+}
 
 // Location returns the path the article is (or will be) published at.
-func (m *Markdown) Location(a chain.Article) string {
-	p, _, _ := m.resolve(a)
-	return p
-}
+func (m *Markdown) Location(a chain.Article) string { return m.files().location(a) }
 
 // Exists reports whether the file at Location holds this job's article
 // (its front matter job_id equals a.JobID).
 func (m *Markdown) Exists(ctx context.Context, a chain.Article) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	_, ok, err := m.resolve(a)
-	if err != nil {
-		return false, fmt.Errorf("markdown exists: %w", err)
-	}
-	return ok, nil
+	return m.files().exists(ctx, a)
 }
 
 // Publish writes the article and returns its path: Prepare, then Deliver.
@@ -99,68 +87,7 @@ func (m *Markdown) Publish(ctx context.Context, a chain.Article) (string, error)
 
 // Prepare renders a (Document) and chooses its path (Location).
 func (m *Markdown) Prepare(ctx context.Context, a chain.Article) (chain.Delivery, error) {
-	if a.JobID == "" {
-		return chain.Delivery{}, errors.New("publish markdown: article has no job id")
-	}
-	if err := ctx.Err(); err != nil {
-		return chain.Delivery{}, fmt.Errorf("publish markdown %s: %w", a.JobID, err)
-	}
-	markdownMu.Lock()
-	defer markdownMu.Unlock()
-	path, found, err := m.resolve(a)
-	if err != nil {
-		return chain.Delivery{}, fmt.Errorf("publish markdown %s: %w", a.JobID, err)
-	}
-	if !found && path == m.plainPath(a) {
-		// Two jobs with one slug may both find the plain name free before
-		// either has delivered (other processes, or job.parallel), and the
-		// path is final once the job is marked: the plain name goes to the
-		// job that reserves it first, the other takes its suffixed name.
-		won, err := reserve(path, a.JobID)
-		if err != nil {
-			return chain.Delivery{}, fmt.Errorf("publish markdown %s: %w", a.JobID, err)
-		}
-		if !won {
-			path = m.suffixedPath(a)
-		}
-	}
-	return chain.Delivery{JobID: a.JobID, Location: path, Body: Document(a)}, nil
-}
-
-// reservationOf is the hidden file that reserves path's name for one job
-// between Prepare and the delivery.
-func reservationOf(path string) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".reserved")
-}
-
-// reserve takes path's name for job (creating the reservation file
-// exclusively, which is atomic across processes on one file system) and
-// reports whether job holds it: true when it was free or is already job's.
-func reserve(path, job string) (bool, error) {
-	res := reservationOf(path)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return false, fmt.Errorf("create dir: %w", err)
-	}
-	f, err := os.OpenFile(res, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		_, werr := f.WriteString(job)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			os.Remove(res)
-			return false, fmt.Errorf("reserve %s: %w", path, werr)
-		}
-		return true, nil
-	}
-	if !errors.Is(err, fs.ErrExist) {
-		return false, fmt.Errorf("reserve %s: %w", path, err)
-	}
-	b, err := os.ReadFile(res)
-	if err != nil {
-		return false, fmt.Errorf("reserve %s: %w", path, err)
-	}
-	return string(b) == job, nil
+	return m.files().prepare(ctx, a)
 }
 
 // Deliver writes d.Body to exactly d.Location, atomically, and returns the
@@ -168,61 +95,7 @@ func reserve(path, job string) (bool, error) {
 // delivery and is left as it is; a file of another job (or without a job
 // id) is never overwritten: that is an error.
 func (m *Markdown) Deliver(ctx context.Context, d chain.Delivery) (string, error) {
-	if d.JobID == "" || d.Location == "" {
-		return "", errors.New("publish markdown: delivery has no job id or location")
-	}
-	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("publish markdown %s: %w", d.JobID, err)
-	}
-	markdownMu.Lock()
-	defer markdownMu.Unlock()
-	owner, taken, err := fileJobID(d.Location)
-	if err != nil {
-		return "", fmt.Errorf("publish markdown %s: %w", d.JobID, err)
-	}
-	if taken {
-		if owner == d.JobID {
-			return d.Location, nil
-		}
-		return "", fmt.Errorf("publish markdown %s: %s already holds another article (job %q); move it away, then rerun", d.JobID, d.Location, owner)
-	}
-	if err := writeAtomic(d.Location, d.Body, m.step); err != nil {
-		return "", fmt.Errorf("publish markdown %s: %w", d.JobID, err)
-	}
-	// The file names its job now: the reservation, if any, has done its
-	// work (a leftover one only sends a later job of that slug to its
-	// suffixed name).
-	os.Remove(reservationOf(d.Location))
-	return d.Location, nil
-}
-
-// resolve finds where a goes: the plain path when it is free or already
-// holds a's job, else the hash-suffixed path. found reports whether the
-// returned path already holds a's job. On error path is the plain path.
-func (m *Markdown) resolve(a chain.Article) (path string, found bool, err error) {
-	plain, suffixed := m.plainPath(a), m.suffixedPath(a)
-
-	plainOwner, plainTaken, err := fileJobID(plain)
-	if err != nil {
-		return plain, false, err
-	}
-	if plainTaken && plainOwner == a.JobID && a.JobID != "" {
-		return plain, true, nil
-	}
-	sufOwner, sufTaken, err := fileJobID(suffixed)
-	if err != nil {
-		return plain, false, err
-	}
-	if sufTaken && sufOwner == a.JobID && a.JobID != "" {
-		return suffixed, true, nil
-	}
-	switch {
-	case !plainTaken:
-		return plain, false, nil
-	case !sufTaken:
-		return suffixed, false, nil
-	}
-	return plain, false, fmt.Errorf("%s and %s both hold other articles", plain, suffixed)
+	return m.files().deliver(ctx, d)
 }
 
 // plainPath is a's file named by its slug alone; suffixedPath the same
@@ -233,22 +106,6 @@ func (m *Markdown) plainPath(a chain.Article) string {
 
 func (m *Markdown) suffixedPath(a chain.Article) string {
 	return filepath.Join(m.Dir, slotDir(a), articleSlug(a)+"-"+jobHash(a.JobID)+".md")
-}
-
-// articleSlug is the file name (without .md) for a.
-func articleSlug(a chain.Article) string {
-	for _, s := range []string{a.Slug, a.Title, a.Topic} {
-		if v := slugify(s); v != "" {
-			return v
-		}
-	}
-	return "article-" + jobHash(a.JobID)
-}
-
-// jobHash is the first 8 hex digits of sha256(jobID).
-func jobHash(jobID string) string {
-	sum := sha256.Sum256([]byte(jobID))
-	return hex.EncodeToString(sum[:4])
 }
 
 // slotDir is the directory name for a's slot: Article.Slot restricted to
@@ -269,81 +126,45 @@ func slotDir(a chain.Article) string {
 	return "undated"
 }
 
-// fileJobID reads the job_id from the front matter of the file at path.
-// taken is false when no file is there; a file without front matter or
-// job_id is taken with an empty id.
-func fileJobID(path string) (id string, taken bool, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	fm, err := readFrontMatter(io.LimitReader(f, frontMatterLimit))
-	if err != nil {
-		return "", true, nil // not ours to interpret: treat as a foreign file
-	}
-	var v struct {
-		JobID string `yaml:"job_id"`
-	}
-	if err := yaml.Unmarshal(fm, &v); err != nil {
-		return "", true, nil
-	}
-	return v.JobID, true, nil
-}
-
-// readFrontMatter returns the YAML between the opening and closing "---"
-// lines at the start of r.
-func readFrontMatter(r io.Reader) ([]byte, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), frontMatterLimit)
-	if !sc.Scan() || strings.TrimRight(sc.Text(), "\r") != "---" {
-		return nil, errors.New("no front matter")
-	}
-	var buf bytes.Buffer
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
-		if line == "---" {
-			return buf.Bytes(), nil
-		}
-		buf.WriteString(line)
-		buf.WriteByte('\n')
-	}
-	return nil, errors.New("unterminated front matter")
-}
-
 // Document renders the whole Markdown file for a: front matter and body.
 // The same Article always gives the same bytes.
 func Document(a chain.Article) []byte {
 	var b bytes.Buffer
 	b.WriteString("---\n")
-	b.WriteString("title: " + yamlQuote(oneLine(a.Title)) + "\n")
+	b.WriteString("title: " + yamlQuote(plainText(a.Title)) + "\n")
 	b.WriteString("date: " + a.Date.UTC().Format(time.RFC3339) + "\n")
 	b.WriteString("category: " + yamlQuote(oneLine(a.Category)) + "\n")
 	b.WriteString("provider: " + yamlQuote(oneLine(a.Provider)) + "\n")
 	b.WriteString("model: " + yamlQuote(oneLine(a.Model)) + "\n")
 	b.WriteString("quality_score: " + formatScore(a.QualityScore) + "\n")
 	b.WriteString("job_id: " + yamlQuote(a.JobID) + "\n")
-	b.WriteString("---\n\n")
-	b.WriteString(Body(a))
+	b.WriteString("---\n")
+	b.WriteString(markdownBody(a, codeTemplates))
 	return b.Bytes()
 }
 
-// Body renders the article without front matter: "# Title", then for each
-// section "## h2" and its paragraphs separated by blank lines. It ends with
-// one newline.
+// Body renders the article without front matter as plain Markdown (the
+// webhook's "markdown" field): "# Title", then the sections as Document
+// writes them. It ends with one newline.
 func Body(a chain.Article) string {
 	var b strings.Builder
-	if t := oneLine(a.Title); t != "" {
+	if t := plainText(a.Title); t != "" {
 		b.WriteString("# " + t + "\n")
 	}
+	b.WriteString(markdownBody(a, codeTemplates))
+	return b.String()
+}
+
+// markdownBody renders the sections: for each "\n## h2\n", then its
+// paragraphs each after a blank line, the model text escaped for a
+// generator with code rule rule (escape.go).
+func markdownBody(a chain.Article, rule codeRule) string {
+	var b strings.Builder
 	for _, s := range a.Sections {
 		if h := oneLine(strings.TrimLeft(strings.TrimSpace(s.H2), "#")); h != "" {
-			b.WriteString("\n## " + h + "\n")
+			b.WriteString("\n## " + safeMarkdown(h, rule) + "\n")
 		}
-		for _, p := range paragraphs(s.Body) {
+		for _, p := range paragraphs(safeMarkdown(s.Body, rule)) {
 			b.WriteString("\n" + p + "\n")
 		}
 	}
@@ -380,111 +201,4 @@ func formatScore(v float64) string {
 		v = 0
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-// yamlQuote returns s as a YAML double-quoted scalar: '"' and '\' are
-// escaped, and so is every character YAML does not allow unescaped
-// (control characters, DEL, C1 controls, U+2028/2029, invalid UTF-8).
-func yamlQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r == 0xfeff:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// directory: write, fsync, chmod 0644, rename, fsync the directory. The
-// temporary file is removed on every error.
-func writeAtomic(path string, data []byte, step func(string)) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create dir: %w", err)
-	}
-	// A writer killed before its rename leaves its temp file behind. Only
-	// the job that owns path writes it (the job is claimed by one run), so
-	// any temp file of this path is such a leftover: remove it.
-	if old, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(filepath.Base(path))+".tmp-*")); len(old) > 0 {
-		for _, o := range old {
-			os.Remove(o)
-		}
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
-	}
-	tmp := f.Name()
-	closed := false
-	defer func() {
-		if err != nil {
-			if !closed {
-				f.Close()
-			}
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("chmod %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp, err)
-	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
-	}
-	step("markdown: temp file synced")
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename to %s: %w", path, err)
-	}
-	step("markdown: renamed")
-	// The slot directory may be new: its own entry must be durable too.
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := syncDir(d); err != nil {
-			// The file is in place; a retry will find it by its job_id.
-			return fmt.Errorf("sync dir %s: %w", d, err)
-		}
-	}
-	step("markdown: directories synced")
-	return nil
-}
-
-// syncDir fsyncs a directory so that a rename in it is durable. File systems
-// that cannot sync directories (EINVAL, ENOTSUP) are accepted.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
-		return err
-	}
-	return nil
-}
-
-// globEscape escapes the pattern characters of filepath.Match in s.
-func globEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
-	return r.Replace(s)
 }

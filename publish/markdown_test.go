@@ -53,7 +53,7 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
-type frontMatter struct {
+type mdFrontMatter struct {
 	Title        string  `yaml:"title"`
 	Date         string  `yaml:"date"`
 	Category     string  `yaml:"category"`
@@ -63,13 +63,13 @@ type frontMatter struct {
 	JobID        string  `yaml:"job_id"`
 }
 
-func parseFrontMatter(t *testing.T, doc []byte) (frontMatter, map[string]any, string) {
+func parseFrontMatter(t *testing.T, doc []byte) (mdFrontMatter, map[string]any, string) {
 	t.Helper()
 	fm, err := readFrontMatter(bytes.NewReader(doc))
 	if err != nil {
 		t.Fatalf("front matter: %v\n%s", err, doc)
 	}
-	var v frontMatter
+	var v mdFrontMatter
 	if err := yaml.Unmarshal(fm, &v); err != nil {
 		t.Fatalf("front matter is not valid YAML: %v\n%s", err, fm)
 	}
@@ -104,7 +104,7 @@ func TestMarkdownPublishWritesDocument(t *testing.T) {
 	if len(keys) != 7 {
 		t.Errorf("front matter has %d keys, want 7: %v", len(keys), keys)
 	}
-	wantFM := frontMatter{
+	wantFM := mdFrontMatter{
 		Title: "Home Composting: A Starter's Guide", Date: "2026-11-29T15:00:00Z", Category: "home",
 		Provider: "gemini", Model: "gemini-flash-latest", QualityScore: 87.5, JobID: "job-1",
 	}
@@ -119,7 +119,9 @@ func TestMarkdownPublishWritesDocument(t *testing.T) {
 	if fm != wantFM {
 		t.Errorf("front matter = %+v, want %+v", fm, wantFM)
 	}
-	wantBody := "\n# Home Composting: A Starter's Guide\n\n## Why compost\n\nFirst paragraph.\n\nSecond paragraph\nwith a line break.\n\n## Getting started\n\nOnly paragraph.\n"
+	// The title is in the front matter only: a "# Title" in the body made
+	// every generator show it twice.
+	wantBody := "\n## Why compost\n\nFirst paragraph.\n\nSecond paragraph\nwith a line break.\n\n## Getting started\n\nOnly paragraph.\n"
 	if body != wantBody {
 		t.Errorf("body = %q, want %q", body, wantBody)
 	}

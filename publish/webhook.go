@@ -57,7 +57,41 @@ func (w *Webhook) step(name string) {
 	}
 }
 
-var _ chain.Publisher = (*Webhook)(nil)
+var (
+	_ chain.Publisher = (*Webhook)(nil)
+	_ Stepper         = (*Webhook)(nil)
+)
+
+// webhookTarget is the webhook kind's entry in the table of targets.
+var webhookTarget = Target{
+	Kind: KindWebhook,
+	Keys: []string{"url", "secret_env"},
+	Check: func(o Options) []Problem {
+		return checkHTTPURL(o.URL, "add url: https://… (the endpoint that receives the article JSON)")
+	},
+	New: func(o Options) chain.Publisher { return &Webhook{URL: o.URL, Secret: o.Secret, Client: o.Client} },
+	Place: func(o Options) string {
+		if u, err := url.Parse(o.URL); err == nil {
+			u.RawQuery, u.Fragment, u.User = "", "", nil
+			return "webhook " + u.String()
+		}
+		return "webhook " + o.URL
+	},
+}
+
+// SetStep sets Step.
+func (w *Webhook) SetStep(step func(string)) { w.Step = step }
+
+// checkHTTPURL is the Problem of a missing or non-http(s) url.
+func checkHTTPURL(raw, fixMissing string) []Problem {
+	if raw == "" {
+		return []Problem{{Key: "url", Problem: "missing", Fix: fixMissing}}
+	}
+	if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return []Problem{{Key: "url", Problem: "not an http(s) URL", Fix: "give an absolute http:// or https:// URL"}}
+	}
+	return nil
+}
 
 // defaultTimeout bounds one delivery when Webhook.Client is nil.
 const defaultTimeout = 30 * time.Second

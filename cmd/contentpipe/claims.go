@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"net/url"
-	"path/filepath"
 
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/publish"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
@@ -52,22 +51,11 @@ func readyToPublish(ctx context.Context, store *telemetry.Store, cfg *config.Con
 	return store.Register()
 }
 
-// publishTarget names a publishing target for the database's record: the
-// kind and the absolute directory, or the webhook URL without its query
-// and fragment (they may carry a token).
+// publishTarget names a publishing target for the database's record:
+// the kind and the absolute directory, or the URL without its query and
+// fragment (they may carry a token); see publish.Target.Place.
 func publishTarget(p config.Publish) string {
-	if p.Kind == "webhook" {
-		if u, err := url.Parse(p.URL); err == nil {
-			u.RawQuery, u.Fragment, u.User = "", "", nil
-			return "webhook " + u.String()
-		}
-		return "webhook " + p.URL
-	}
-	dir, err := filepath.Abs(p.Dir)
-	if err != nil {
-		dir = p.Dir
-	}
-	return "markdown " + dir
+	return publish.Place(publish.Kind(p.Kind), p.Options())
 }
 
 // dbExists reports whether the database a spec names is there to be read:

@@ -78,10 +78,7 @@ func (c *crashPoints) arm(store *telemetry.Store, pub chain.Publisher) {
 		return
 	}
 	store.Step = c.step
-	switch p := pub.(type) {
-	case *publish.Markdown:
-		p.Step = c.step
-	case *publish.Webhook:
-		p.Step = c.step
+	if p, ok := pub.(publish.Stepper); ok {
+		p.SetStep(c.step)
 	}
 }

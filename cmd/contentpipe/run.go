@@ -110,6 +110,9 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	}
 	a.afterRun(ctx, cfg, store, ch, opts, runStart, sum, l.topics) // alert rules, --metrics-file, outbox flush
 	switch {
+	case sum.Halt != nil && chain.AsPublishAuthError(sum.Halt) != nil:
+		pa := chain.AsPublishAuthError(sum.Halt)
+		return exitWith(exitHalted, fmt.Errorf("halted: %s; %s, then rerun", pa.Error(), pa.Fix))
 	case sum.Halt != nil:
 		return exitWith(exitHalted, fmt.Errorf("halted: %s refused our credentials; fix the key named by api_key_env and rerun", sum.Halt.Provider))
 	case sum.Review > 0 || sum.Deferred > 0 || sum.Errors > 0 || sum.Unstarted > 0:

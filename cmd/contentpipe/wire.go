@@ -286,12 +286,14 @@ shadows:
 	return c, nil
 }
 
-// buildPublisher returns the configured publishing target.
+// buildPublisher returns the configured publishing target (validated by
+// the config loader, so it cannot fail here).
 func buildPublisher(cfg *config.Config) chain.Publisher {
-	if cfg.Publish.Kind == "webhook" {
-		return &publish.Webhook{URL: cfg.Publish.URL, Secret: cfg.Publish.Secret}
+	pub, err := publish.New(publish.Kind(cfg.Publish.Kind), cfg.Publish.Options())
+	if err != nil {
+		panic("config loader let through an invalid publish section: " + err.Error())
 	}
-	return &publish.Markdown{Dir: cfg.Publish.Dir}
+	return pub
 }
 
 // jobsFor turns topics into jobs of one slot, with the job defaults filled
@@ -348,7 +350,7 @@ func secrets(cfg *config.Config) []string {
 	for _, l := range append(append([]config.Link(nil), cfg.Chain...), cfg.Candidates...) {
 		out = append(out, l.APIKey)
 	}
-	return append(out, string(cfg.Publish.Secret), cfg.Alerts.Telegram.Token)
+	return append(out, string(cfg.Publish.Secret), cfg.Publish.Password, cfg.Alerts.Telegram.Token)
 }
 
 // retryPolicy maps the `retry:` section onto the chain's policy, where a

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"time"
 	_ "time/tzdata" // cap_reset zones must resolve on hosts without a zoneinfo database
+
+	"github.com/contentpipe/contentpipe/publish"
 )
 
 // Config is a loaded, validated contentpipe.yaml with defaults applied,
@@ -66,13 +68,27 @@ type Budget struct {
 // Set reports whether a money limit is configured.
 func (b Budget) Set() bool { return b.DailyUSD > 0 || b.MonthlyUSD > 0 }
 
-// Publish is the publishing target.
+// Publish is the publishing target: a kind of publish.Kinds and the keys
+// its publish.Target reads.
 type Publish struct {
-	Kind      string // "markdown" (default) or "webhook"
-	Dir       string // markdown: absolute output directory; default <Dir>/out
-	URL       string // webhook: endpoint (required for webhook)
-	SecretEnv string // webhook: variable holding the HMAC key; "" = unsigned
-	Secret    []byte // resolved value of SecretEnv; never printed
+	Kind        string        // "markdown" (default), "hugo", "jekyll", "webhook" or "wordpress"
+	Dir         string        // markdown: absolute output directory, default <Dir>/out; hugo, jekyll: the site's root
+	URL         string        // webhook: endpoint; wordpress: the site's address (required for both)
+	SecretEnv   string        // webhook: variable holding the HMAC key; "" = unsigned
+	Secret      []byte        // resolved value of SecretEnv; never printed
+	Section     string        // hugo: content section; "" = posts
+	Bundle      bool          // hugo: page bundles
+	User        string        // wordpress: user name
+	PasswordEnv string        // wordpress: variable holding the application password
+	Password    string        // resolved value of PasswordEnv; never printed
+	Status      string        // wordpress: publish (""), draft, future
+	Delay       time.Duration // wordpress, status future: 0 = 24h
+}
+
+// Options are the target's settings for publish.New.
+func (p Publish) Options() publish.Options {
+	return publish.Options{Dir: p.Dir, Section: p.Section, Bundle: p.Bundle, URL: p.URL, Secret: p.Secret,
+		User: p.User, Password: p.Password, Status: p.Status, Delay: p.Delay}
 }
 
 // Job holds the per-run and per-job limits.
@@ -248,8 +264,8 @@ func (t Telegram) GoString() string { return "config.Telegram{" + t.String() + "
 
 // String describes the target without its secret.
 func (p Publish) String() string {
-	if p.Kind == "webhook" {
-		return "webhook " + p.URL
+	if p.Kind == "webhook" || p.Kind == "wordpress" {
+		return p.Kind + " " + p.URL
 	}
 	return p.Kind + " " + p.Dir
 }

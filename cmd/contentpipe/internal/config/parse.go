@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/contentpipe/contentpipe/chain"
+	"github.com/contentpipe/contentpipe/publish"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 var (
 	linkKinds     = []string{"gemini", "openai"}
-	publishKinds  = []string{"markdown", "webhook"}
 	jsonModes     = []string{"json_schema", "json_object", "none"}
 	envNameRE     = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 	linkNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -174,30 +174,59 @@ func (p *loader) paths(r *rawConfig) {
 func (p *loader) publish(r rawPublish) {
 	pub := &p.cfg.Publish
 	set(&pub.Kind, r.Kind)
-	p.check(contains(publishKinds, pub.Kind), "publish.kind", suggest(pub.Kind, publishKinds, "publish kinds"), "publish.kind: unknown kind %q", pub.Kind)
+	target, known := publish.Lookup(publish.Kind(pub.Kind))
+	kinds := make([]string, 0, len(publish.Kinds()))
+	for _, k := range publish.Kinds() {
+		kinds = append(kinds, string(k))
+	}
+	p.check(known, "publish.kind", suggest(pub.Kind, kinds, "publish kinds"), "publish.kind: unknown kind %q", pub.Kind)
 	if r.Dir != nil {
 		p.check(*r.Dir != "", "publish.dir", "remove the key for the default \"out\", or give a directory", "publish.dir: must not be empty")
 		pub.Dir = resolvePath(p.cfg.Dir, *r.Dir)
 	}
 	set(&pub.URL, r.URL)
+	set(&pub.Section, r.Section)
+	set(&pub.Bundle, r.Bundle)
+	set(&pub.User, r.User)
+	set(&pub.Status, r.Status)
+	setDuration(&pub.Delay, r.Delay)
 	pub.SecretEnv = envValue(r.SecretEnv)
-	switch pub.Kind {
-	case "webhook":
-		p.check(pub.URL != "", "publish.url", "add url: https://… (the endpoint that receives the article JSON)", "publish: kind webhook needs url")
-		p.check(pub.URL == "" || isHTTPURL(pub.URL), "publish.url", "give an absolute http:// or https:// URL", "publish.url: not an http(s) URL")
-		if pub.SecretEnv != "" {
-			v := p.opt.getenv(pub.SecretEnv)
-			p.check(v != "", "publish.secret_env", fmt.Sprintf("set %s in the environment (export %s=...) or remove secret_env", pub.SecretEnv, pub.SecretEnv),
-				"publish.secret_env: %s is not set", pub.SecretEnv)
-			pub.Secret = []byte(v)
+	pub.PasswordEnv = envValue(r.PasswordEnv)
+	if !known {
+		return
+	}
+	given := map[string]bool{"dir": r.Dir != nil, "url": r.URL != nil, "secret_env": r.SecretEnv != nil, "section": r.Section != nil,
+		"bundle": r.Bundle != nil, "user": r.User != nil, "password_env": r.PasswordEnv != nil, "status": r.Status != nil, "delay": r.Delay != nil}
+	for _, key := range []string{"dir", "url", "secret_env", "section", "bundle", "user", "password_env", "status", "delay"} {
+		if given[key] && !contains(target.Keys, key) {
+			p.warn("publish."+key, "publish.%s is ignored for kind %s", key, pub.Kind)
 		}
-	case "markdown":
-		if r.URL != nil {
-			p.warn("publish.url", "publish.url is ignored for kind markdown")
+	}
+	// The secrets a kind reads come from the environment variables named.
+	for _, s := range []struct {
+		key, name string
+		into      func(string)
+	}{
+		{"secret_env", pub.SecretEnv, func(v string) { pub.Secret = []byte(v) }},
+		{"password_env", pub.PasswordEnv, func(v string) { pub.Password = v }},
+	} {
+		if s.name == "" || !contains(target.Keys, s.key) {
+			continue
 		}
-		if r.SecretEnv != nil {
-			p.warn("publish.secret_env", "publish.secret_env is ignored for kind markdown")
+		v := p.opt.getenv(s.name)
+		p.check(v != "", "publish."+s.key, fmt.Sprintf("set %s in the environment (export %s=...) or remove %s", s.name, s.name, s.key),
+			"publish.%s: %s is not set", s.key, s.name)
+		s.into(v)
+	}
+	for _, pr := range target.Check(pub.Options()) {
+		if pr.Key == "password_env" && pub.PasswordEnv != "" {
+			continue // named but unset: said above
 		}
+		if pr.Problem == "missing" {
+			p.check(false, "publish", pr.Fix, "publish: kind %s needs %s", pub.Kind, pr.Key)
+			continue
+		}
+		p.check(false, "publish."+pr.Key, pr.Fix, "publish.%s: %s", pr.Key, pr.Problem)
 	}
 }
 

@@ -41,10 +41,16 @@ type rawBudget struct {
 }
 
 type rawPublish struct {
-	Kind      *string `yaml:"kind"`
-	Dir       *string `yaml:"dir"`
-	URL       *string `yaml:"url"`
-	SecretEnv *envVar `yaml:"secret_env"`
+	Kind        *string   `yaml:"kind"`
+	Dir         *string   `yaml:"dir"`
+	URL         *string   `yaml:"url"`
+	SecretEnv   *envVar   `yaml:"secret_env"`
+	Section     *string   `yaml:"section"`
+	Bundle      *bool     `yaml:"bundle"`
+	User        *string   `yaml:"user"`
+	PasswordEnv *envVar   `yaml:"password_env"`
+	Status      *string   `yaml:"status"`
+	Delay       *duration `yaml:"delay"`
 }
 
 type rawJob struct {
