@@ -38,8 +38,8 @@ import (
 // kind names the target in errors and in the crash tests' step names.
 type files struct {
 	kind     Kind
-	plain    func(a chain.Article) string // the path named by the slug alone
-	suffixed func(a chain.Article) string // the same with the job's hash
+	plain    func(a chain.Article) string              // the path named by the slug alone
+	suffixed func(a chain.Article) string              // the same with the job's hash
 	render   func(a chain.Article, path string) []byte // path: the one chosen
 	step     func(name string)
 }
