@@ -58,8 +58,6 @@ var tagOpen = regexp.MustCompile(`<[A-Za-z/!?]`)
 // autolink is a Markdown autolink to a web or mail address, which stays.
 var autolink = regexp.MustCompile(`^<(?:https?://|mailto:)[^\s<>]+>`)
 
-// linkDest is an inline link or image destination: "](dest" .
-var linkDest = regexp.MustCompile(`\]\(\s*(<[^>\n]*>|[^\s)]*)`)
 
 // refDef is a link reference definition: "[label]: dest".
 var refDef = regexp.MustCompile(`(?m)^( {0,3}\[[^\]\n]+\]:[ \t]*)(<[^>\n]*>|\S+)`)
@@ -82,13 +80,7 @@ func safeMarkdown(body string, rule codeRule) string {
 func safeProse(s string) string {
 	s = activeElements.ReplaceAllString(s, "")
 	s = escapeTags(s)
-	s = linkDest.ReplaceAllStringFunc(s, func(m string) string {
-		i := strings.IndexByte(m, '(')
-		if dangerousURL(m[i+1:]) {
-			return "](#"
-		}
-		return m
-	})
+	s = defangLinks(s)
 	s = refDef.ReplaceAllStringFunc(s, func(m string) string {
 		sub := refDef.FindStringSubmatch(m)
 		if dangerousURL(sub[2]) {
@@ -118,6 +110,46 @@ func escapeTags(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// defangLinks points every inline link or image whose destination is
+// dangerousURL to "#": "[x](javascript:alert(1))" becomes "[x](#)".
+func defangLinks(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "](")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i+2])
+		s = s[i+2:]
+		end := destinationEnd(s)
+		if dest := strings.Fields(s[:end]); len(dest) > 0 && dangerousURL(dest[0]) {
+			b.WriteString("#")
+			s = s[end:]
+		}
+	}
+}
+
+// destinationEnd is the index of the ')' that closes an inline link's
+// destination (parentheses inside it balanced), or of the line's end.
+func destinationEnd(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		case '\n':
+			return i
+		}
+	}
+	return len(s)
 }
 
 // templateOpeners maps the second character of a template opener to its

@@ -148,6 +148,16 @@ func JobKey(jobID string) string {
 // marker is the HTML comment that carries key in a post's content.
 func marker(key string) string { return "<!-- contentpipe " + key + " -->" }
 
+// withMarker puts key's marker inside the first element of content (before
+// its first closing tag): WordPress wraps a comment that stands alone in a
+// paragraph of its own, which a theme shows as an empty line.
+func withMarker(content, key string) string {
+	if i := strings.Index(content, "</"); i >= 0 {
+		return content[:i] + marker(key) + content[i:]
+	}
+	return content + marker(key) + "\n"
+}
+
 // Location is URL#<job id>; Deliver returns the post's link instead.
 func (w *WordPress) Location(a chain.Article) string { return siteAddress(w.URL) + "#" + a.JobID }
 
@@ -174,7 +184,7 @@ func (w *WordPress) Prepare(_ context.Context, a chain.Article) (chain.Delivery,
 		return chain.Delivery{}, fmt.Errorf("publish wordpress %s: render: %w", a.JobID, err)
 	}
 	key := JobKey(a.JobID)
-	p := wpPost{Key: key, Title: html.EscapeString(plainText(a.Title)), Content: content + marker(key) + "\n",
+	p := wpPost{Key: key, Title: html.EscapeString(plainText(a.Title)), Content: withMarker(content, key),
 		Excerpt: html.EscapeString(description(a.Sections)), Slug: articleSlug(a), Status: status,
 		DateGMT: date.Format("2006-01-02T15:04:05"), Categories: terms(a.Category), Tags: terms(a.Keywords...)}
 	body, err := json.Marshal(p)
