@@ -67,6 +67,7 @@ func (g *Gate) score(res Result, spec Spec, recovered bool) Result {
 	res = res.add(CheckTruncated, checkTruncated(s))
 	res = res.add(CheckPlaceholder, checkPlaceholder(s))
 	res = res.add(CheckRepetition, checkRepetition(s))
+	res = res.add(CheckMarkup, checkMarkup(s))
 	return g.verdict(res)
 }
 

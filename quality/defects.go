@@ -42,7 +42,7 @@ func (c Check) Severity() Severity {
 	switch c.Name {
 	case CheckParse, CheckSchema:
 		return SeverityUnusable
-	case CheckMeta, CheckPlaceholder, CheckHeadings:
+	case CheckMeta, CheckPlaceholder, CheckHeadings, CheckMarkup:
 		return SeverityMinor
 	case CheckWords, CheckShortSections:
 		if c.Penalty >= majorPenalty {
@@ -85,6 +85,8 @@ func Describe(name CheckName) string {
 		return "Template leftovers remain, such as \"[Insert …]\", \"{{url}}\", \"lorem ipsum\" or TODO."
 	case CheckRepetition:
 		return "The text loops: a sentence or phrase repeated over and over."
+	case CheckMarkup:
+		return "The text carries markup: HTML (a script, a frame, an on…= handler, a javascript: link reject it outright) or template syntax a site generator would run ({{< shortcode >}}, {% liquid %}, {{ .Go }}, {: kramdown }); the publishers escape it, a person should look."
 	}
 	return ""
 }

@@ -41,6 +41,9 @@
 //	repetition      50                                         a sentence ×3 in a row (or ×3 with two adjacent), a word ×5 or a
 //	                                                           2–6-word phrase ×4 in a row, repeated sentences or repeated
 //	                                                           8-word phrases covering 8 % of the words (60+)
+//	markup          outright for HTML that runs or loads           <script>, <iframe>, <style>, on…= attributes, javascript:/data:
+//	                something and for template syntax; 35 for  URLs; {{< >}}, {{% %}}, {{ .X }}, {% tag %}, {: attrs}; other
+//	                other HTML tags                            tags of HTML elements (<b>, <br>, <div>…); markup.go
 //
 // A single defect of the kinds that make an article unpublishable (too few
 // sections, a repeated paragraph, the wrong language, truncation,
