@@ -43,7 +43,7 @@ func siteArticles() []chain.Article {
 	mk := func(i int, topic, title, lang, cat string, kw []string, body string) chain.Article {
 		return chain.Article{JobID: fmt.Sprintf("%s/2026-11-29", topic), Topic: topic, Slot: "2026-11-29", Title: title,
 			Category: cat, Language: lang, Keywords: kw, Provider: "gemini", Model: "gemini-flash-latest", QualityScore: 90,
-			Date: day.Add(time.Duration(i) * time.Minute),
+			Date:     day.Add(time.Duration(i) * time.Minute),
 			Sections: []chain.Section{{H2: "First part", Body: body}, {H2: "Second part", Body: para(topic) + "\n\n" + para(topic)}}}
 	}
 	return []chain.Article{

@@ -58,7 +58,6 @@ var tagOpen = regexp.MustCompile(`<[A-Za-z/!?]`)
 // autolink is a Markdown autolink to a web or mail address, which stays.
 var autolink = regexp.MustCompile(`^<(?:https?://|mailto:)[^\s<>]+>`)
 
-
 // refDef is a link reference definition: "[label]: dest".
 var refDef = regexp.MustCompile(`(?m)^( {0,3}\[[^\]\n]+\]:[ \t]*)(<[^>\n]*>|\S+)`)
 
