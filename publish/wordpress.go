@@ -233,6 +233,15 @@ func (w *WordPress) Deliver(ctx context.Context, d chain.Delivery) (string, erro
 }
 
 func (w *WordPress) deliver(ctx context.Context, p wpPost) (string, error) {
+	// WordPress serves a request with credentials it does not accept as an
+	// anonymous one (a search of drafts then fails with a 400): ask who we
+	// are first, which answers 401 for them.
+	var me struct {
+		ID int `json:"id"`
+	}
+	if err := w.call(ctx, http.MethodGet, "wp/v2/users/me", url.Values{"_fields": {"id"}}, nil, &me); err != nil {
+		return "", fmt.Errorf("check the credentials: %w", err)
+	}
 	w.step("looking up")
 	if link, ok, err := w.find(ctx, p); err != nil || ok {
 		return link, err
