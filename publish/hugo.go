@@ -97,6 +97,15 @@ func (h *Hugo) Prepare(ctx context.Context, a chain.Article) (chain.Delivery, er
 	return h.files().prepare(ctx, a)
 }
 
+// Publish is Prepare, then Deliver.
+func (h *Hugo) Publish(ctx context.Context, a chain.Article) (string, error) {
+	d, err := h.Prepare(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	return h.Deliver(ctx, d)
+}
+
 // Deliver writes d.Body to exactly d.Location; see Markdown.Deliver.
 func (h *Hugo) Deliver(ctx context.Context, d chain.Delivery) (string, error) {
 	return h.files().deliver(ctx, d)

@@ -72,6 +72,15 @@ func (j *Jekyll) Prepare(ctx context.Context, a chain.Article) (chain.Delivery, 
 	return j.files().prepare(ctx, a)
 }
 
+// Publish is Prepare, then Deliver.
+func (j *Jekyll) Publish(ctx context.Context, a chain.Article) (string, error) {
+	d, err := j.Prepare(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	return j.Deliver(ctx, d)
+}
+
 // Deliver writes d.Body to exactly d.Location; see Markdown.Deliver.
 func (j *Jekyll) Deliver(ctx context.Context, d chain.Delivery) (string, error) {
 	return j.files().deliver(ctx, d)

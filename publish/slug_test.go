@@ -25,6 +25,40 @@ func TestSlug(t *testing.T) {
 	}
 }
 
+// TestSlugIn holds slugs readable in every language a topic may ask for:
+// German writes the umlauts as ae/oe/ue (Turkish drops the dots), ß is ss,
+// Cyrillic and Greek are transliterated, and a title in a script without a
+// transliteration (Chinese, Japanese, Arabic…) has none, so the publishers
+// fall back to the topic id.
+func TestSlugIn(t *testing.T) {
+	tests := []struct{ in, lang, want string }{
+		{"Küche & Haushalt: Große Ordnung", "de", "kueche-haushalt-grosse-ordnung"},
+		{"Äpfel, Öl und Über", "de-AT", "aepfel-oel-und-ueber"},
+		{"Türkiye'de Küçük Ofisler", "tr", "turkiye-de-kucuk-ofisler"},
+		{"Küche", "", "kuche"},
+		{"Iğdır, Şırnak ve Ağrı", "tr", "igdir-sirnak-ve-agri"},
+		{"Привет, мир: как начать", "ru", "privet-mir-kak-nachat"},
+		{"Щука и ёж, Чайковский", "ru", "shchuka-i-yozh-chaykovskiy"},
+		{"Київ і Львів", "uk", "kiyiv-i-lviv"},
+		{"Καλημέρα κόσμε, Αθήνα", "el", "kalimera-kosme-athina"},
+		{"如何泡一杯好茶", "zh", ""},
+		{"Docker 入门", "zh", ""},
+		{"日本語のタイトル", "ja", ""},
+		{"مرحبا", "ar", ""},
+		{"dev/tools", "en", "dev-tools"},
+	}
+	for _, tt := range tests {
+		if got := slugify(tt.in, tt.lang); got != tt.want {
+			t.Errorf("slugify(%q, %q) = %q, want %q", tt.in, tt.lang, got, tt.want)
+		}
+	}
+	a := testArticle("job-1", "如何泡一杯好茶")
+	a.Topic = "tea-101"
+	if got := articleSlug(a); got != "tea-101" {
+		t.Errorf("articleSlug of a Chinese title = %q, want the topic id", got)
+	}
+}
+
 func TestSlugLength(t *testing.T) {
 	long := strings.Repeat("composting ", 20)
 	got := Slug(long)
