@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/contentpipe/contentpipe/chain"
+	"github.com/contentpipe/contentpipe/publish/sitetest"
 	"github.com/contentpipe/contentpipe/publish/wordpresstest"
 )
 
@@ -99,7 +100,7 @@ func TestWordPressPublishes(t *testing.T) {
 		}
 		// What a visitor gets: the rendered content has no markup from the
 		// model, and the page shows the title once as its heading.
-		noActiveMarkup(t, a.JobID, "<article>"+p.Content.Rendered+"</article>")
+		sitetest.NoActiveMarkup(t, a.JobID, "<article>"+p.Content.Rendered+"</article>")
 		if strings.Contains(p.Content.Rendered, "<iframe") || strings.Contains(p.Content.Rendered, "wp-block-embed") {
 			t.Errorf("%s: an embed was made of model text", a.JobID)
 		}
