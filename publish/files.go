@@ -162,11 +162,12 @@ func (f files) resolve(a chain.Article) (path string, found bool, err error) {
 	return plain, false, fmt.Errorf("%s and %s both hold other articles", plain, suffixed)
 }
 
-// articleSlug is the slug of a: Article.Slug, else its title's, else its
+// articleSlug is the slug of a: Article.Slug, else its title's (as text:
+// without the tags a hostile title may carry), else its
 // topic id's (a title in a script without transliteration), else
 // "article-<hash of the job id>".
 func articleSlug(a chain.Article) string {
-	for _, s := range []string{a.Slug, a.Title, a.Topic} {
+	for _, s := range []string{a.Slug, plainText(a.Title), a.Topic} {
 		if v := slugify(s, a.Language); v != "" {
 			return v
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/contentpipe/contentpipe/publish"
+	"github.com/contentpipe/contentpipe/publish/sitetest"
 	"github.com/contentpipe/contentpipe/publish/wordpresstest"
 )
 
@@ -224,4 +226,122 @@ func TestWordPressRefusedPasswordHalts(t *testing.T) {
 			t.Errorf("job %s: %d posts", id, len(posts))
 		}
 	}
+}
+
+// siteTopics are the end-to-end topics: three plain ones, with categories
+// that break URLs when written as they are, and two whose title and
+// keywords carry markup, which the providers' answers then repeat in their
+// text (the simulators write keywords into sentences) — an answer steered
+// by someone else's text.
+const siteTopics = `- {id: compost, title: "Home composting for beginners", category: "dev/tools", keywords: [compost, garden]}
+- {id: kueche, title: "Ordnung in der Küche: kleine Räume", category: "Küche & Haushalt", keywords: [ordnung, kueche]}
+- {id: ekmek, title: "Evde ekmek mayası", category: "Mutfak", language: tr, keywords: [ekmek, maya]}
+- {id: hostile, title: "Hostile <script>alert(1)</script> {{< notice >}} guide", category: Security, keywords: ["<script>alert('xss')</script>", "{{< notice warning >}}", "{% for p in site.posts %}"]}
+- {id: hostile-2, title: "Second hostile guide", category: Security, keywords: ["<img src=x onerror=alert(1)>", "[click](javascript:alert(1))", "{{ .Site.Params.secret }}"]}
+`
+
+// TestSitesEndToEnd is the whole story on the real binary and the real
+// generators: a run publishes the plain topics to a Hugo and a Jekyll
+// site, sends the two hostile answers to review (markup is a defect),
+// `review approve` publishes them escaped, and hugo and jekyll build every
+// article into a page with its title, date and terms, and no script.
+func TestSitesEndToEnd(t *testing.T) {
+	for _, kind := range []string{"hugo", "jekyll"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			var bin string
+			var site map[string]string
+			if kind == "hugo" {
+				bin, site = sitetest.Hugo(t), sitetest.HugoSite
+			} else {
+				bin, site = sitetest.Jekyll(t), sitetest.JekyllSite
+			}
+			w := newWorld(t, worldOptions{topics: 0, profiles: crashPointProfiles(), publish: fmt.Sprintf("{kind: %s, dir: site}", kind),
+				job: "{posts_per_run: 10, deadline: 1m, language: en, target_words: 400, parallel: 1}"})
+			if err := os.WriteFile(filepath.Join(w.dir, "topics.yaml"), []byte(siteTopics), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(w.dir, "site")
+			if keep := os.Getenv("CONTENTPIPE_KEEP_SITES"); keep != "" {
+				dir = sitetest.Dir(t, "e2e-"+kind)
+				if err := os.Symlink(dir, filepath.Join(w.dir, "site")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sitetest.WriteFiles(t, dir, site)
+			r := run(t, w.dir, w.env, "run")
+			if r.code != 1 || !strings.Contains(r.stdout, "3 published, 2 review") {
+				t.Fatalf("run: exit %d, want 1 with 3 published and 2 in review:\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			for _, id := range []string{"hostile", "hostile-2"} {
+				show := run(t, w.dir, w.env, "review", "show", id)
+				if !strings.Contains(show.stdout, "markup") {
+					t.Errorf("review show %s does not name the markup:\n%s", id, show.stdout)
+				}
+				if a := run(t, w.dir, w.env, "review", "approve", id); a.code != 0 {
+					t.Fatalf("review approve %s: exit %d\n%s\n%s", id, a.code, a.stdout, a.stderr)
+				}
+			}
+			conn := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
+			rows, err := conn.Query("SELECT id, title, location, published_at FROM jobs WHERE status = 'published' ORDER BY id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			type pub struct{ id, title, loc, at string }
+			var pubs []pub
+			for rows.Next() {
+				var p pub
+				if err := rows.Scan(&p.id, &p.title, &p.loc, &p.at); err != nil {
+					t.Fatal(err)
+				}
+				pubs = append(pubs, p)
+			}
+			rows.Close()
+			if len(pubs) != 5 {
+				t.Fatalf("%d jobs published, want 5", len(pubs))
+			}
+			args := []string{"--quiet"}
+			if kind == "jekyll" {
+				args = []string{"build"}
+			}
+			out := sitetest.Build(t, dir, bin, args...)
+			pages := 0
+			for _, p := range pubs {
+				doc := sitetest.Read(t, p.loc)
+				slug := frontMatterValue(doc, "slug")
+				var page string
+				if kind == "hugo" {
+					page = sitetest.Read(t, filepath.Join(dir, "public", "posts", slug, "index.html"))
+				} else {
+					url := strings.TrimSuffix(strings.NewReplacer(":year", p.at[:4], ":month", p.at[5:7], ":day", p.at[8:10], ":title", slug, ":output_ext", ".html").
+						Replace(frontMatterValue(doc, "permalink")), "/")
+					page = sitetest.Read(t, filepath.Join(dir, "_site", filepath.FromSlash(url)))
+				}
+				pages++
+				title := frontMatterValue(doc, "title")
+				if !strings.Contains(page, html.EscapeString(title)+"</h1>") {
+					t.Errorf("%s: the page does not show the title %q", p.id, title)
+				}
+				if !strings.Contains(page, `datetime="`+p.at[:10]) {
+					t.Errorf("%s: the page has no date %s", p.id, p.at[:10])
+				}
+				sitetest.NoActiveMarkup(t, p.id, page)
+			}
+			t.Logf("%s: %d articles published (2 of them hostile, approved from review), %d pages built; %s", kind, len(pubs), pages, strings.TrimSpace(out))
+		})
+	}
+}
+
+// frontMatterValue is the value of a "key: value" line of a document's
+// front matter, unquoted.
+func frontMatterValue(doc, key string) string {
+	for _, line := range strings.Split(doc, "\n") {
+		if v, ok := strings.CutPrefix(line, key+": "); ok {
+			if u, err := strconv.Unquote(v); err == nil {
+				return u
+			}
+			return v
+		}
+	}
+	return ""
 }
