@@ -33,8 +33,19 @@ for pkg in wordpress wordpress-theme-twentytwentythree php-cli php-mysql mariadb
 done
 if [ ${#need[@]} -gt 0 ]; then
   say "installing ${need[*]}"
+  # Debian's wordpress depends on a web server (apache2): its package
+  # scripts must not start it (it would listen on every address). A
+  # policy-rc.d that denies starts is put in place for the install when
+  # the machine has none.
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d && policy=1
+  fi
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  rc=0
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 || rc=$?
+  if [ -n "$policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+  [ "$rc" -eq 0 ] || { say "apt-get install ${need[*]} failed ($rc)"; exit 1; }
 fi
 
 # 2. MariaDB (bound to 127.0.0.1 by Debian's my.cnf), started when down.
