@@ -187,21 +187,7 @@ func (w *simWorld) start(t *testing.T, args ...string) *exec.Cmd {
 // publishedFiles maps job ids (from front matter) to the files that carry them.
 func publishedFiles(t *testing.T, dir string) map[string][]string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "out", "*", "*.md"))
-	byJob := map[string][]string{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "job_id:") {
-				id := strings.Trim(strings.TrimSpace(strings.TrimPrefix(line, "job_id:")), `"'`)
-				byJob[id] = append(byJob[id], f)
-			}
-		}
-	}
-	return byJob
+	return filesByJob(t, dir, filepath.Join("out", "*", "*.md"))
 }
 
 // integrity runs PRAGMA integrity_check on the database through a normal
