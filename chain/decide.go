@@ -132,7 +132,10 @@ func (p RetryPolicy) decide(e *ProviderError, s Standing, now time.Time) (Decisi
 		return Decision{Action: ActionNext, Outcome: out, Reason: "answer rejected: next provider at once"}, nil
 	case OutcomeServerError:
 		return p.next(e, out, p.ServerErrorWait, now, s.Deadline, true), nil
-	case OutcomeTimeoutConnect, OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutTotal, OutcomeStreamBroken:
+	case OutcomeTooLarge, OutcomeMisconfigured:
+		// Neither a wait nor a retry can make the link take this request.
+		return Decision{Action: ActionNext, Outcome: out, Reason: fmt.Sprintf("%s: next provider at once", what(e))}, nil
+	case OutcomeTimeoutConnect, OutcomeConnectFailed, OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutTotal, OutcomeStreamBroken:
 		return p.next(e, out, p.OtherWait, now, s.Deadline, true), nil
 	default: // bad_request, blocked, error
 		return p.next(e, out, p.OtherWait, now, s.Deadline, false), nil
