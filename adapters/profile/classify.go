@@ -112,6 +112,31 @@ func (p *Profile) Quota(h http.Header) chain.QuotaHint {
 	return q
 }
 
+// WriteQuota sets the provider's daily quota headers (the first Daily
+// pair) on h to say q, exactly as Quota reads them back: what the loopback
+// fakes and the in-process provider of adapters/sim send. An unknown q
+// (chain.QuotaHint.Known false) or a profile without daily headers writes
+// nothing.
+func (p *Profile) WriteQuota(h http.Header, q chain.QuotaHint) {
+	if len(p.Daily) == 0 || !q.Known() {
+		return
+	}
+	pair := p.Daily[0]
+	h.Set(pair.Remaining, strconv.Itoa(q.Remaining))
+	if q.Reset <= 0 {
+		return
+	}
+	if !pair.Seconds {
+		h.Set(pair.Reset, q.Reset.String())
+		return
+	}
+	secs := strconv.FormatInt(int64(q.Reset/time.Second), 10)
+	if ns := int64(q.Reset % time.Second); ns != 0 {
+		secs += strings.TrimRight("."+strconv.FormatInt(1e9+ns, 10)[1:], "0")
+	}
+	h.Set(pair.Reset, secs)
+}
+
 // scope decides the window of a rate limit: a day signal wins (a daily
 // header at 0, a daily quotaId, "per day"/"(TPD)" in the words), then a
 // minute signal (a per-minute header at 0, a per-minute quotaId, "per

@@ -48,10 +48,12 @@ type Window struct {
 }
 
 // QuotaHeaders are the header pair that counts a provider's daily
-// allowance: requests left and the time until it resets (a Go duration
-// such as "2m59.56s" or bare seconds such as "33011.38").
+// allowance: requests left and the time until it resets, written as a Go
+// duration ("2m59.56s", Groq) or, when Seconds, as bare seconds
+// ("33011.38", Cerebras). Either form is read.
 type QuotaHeaders struct {
 	Remaining, Reset string
+	Seconds          bool
 }
 
 // Delay is a place a provider names a wait or a reset time.

@@ -160,3 +160,24 @@ func TestSuspectUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteQuotaRoundTrips: what the fakes write, Quota reads back exactly.
+func TestWriteQuotaRoundTrips(t *testing.T) {
+	for _, id := range []ID{Groq, Cerebras} {
+		for _, q := range []chain.QuotaHint{{Remaining: 999, Reset: time.Minute + 26400*time.Millisecond},
+			{Remaining: 0, Reset: 86399 * time.Second}, {Remaining: 14399, Reset: 33011380 * time.Millisecond},
+			{Remaining: 3, Reset: 23*time.Hour + 59*time.Minute + 1234567891}, {Remaining: 7}} {
+			h := http.Header{}
+			Must(id).WriteQuota(h, q)
+			if got := Must(id).Quota(h); got != q {
+				t.Errorf("%s: wrote %+v as %v, read %+v", id, q, h, got)
+			}
+		}
+	}
+	h := http.Header{}
+	Must(Groq).WriteQuota(h, chain.QuotaHint{Remaining: -1})
+	Must(OpenAI).WriteQuota(h, chain.QuotaHint{Remaining: 5, Reset: time.Second})
+	if len(h) != 0 {
+		t.Errorf("an unknown hint or a profile without daily headers wrote %v", h)
+	}
+}

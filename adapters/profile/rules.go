@@ -118,7 +118,7 @@ var profiles = map[ID]*Profile{
 		Delays:   []Delay{DelayRetryAfter, DelayMessage, DelayReset},
 		// Groq counts x-ratelimit-*-requests per day and *-tokens per minute.
 		Windows:        []Window{{"x-ratelimit-remaining-requests", chain.ScopeDay}, {"x-ratelimit-remaining-tokens", chain.ScopeMinute}},
-		Daily:          []QuotaHeaders{{"x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"}},
+		Daily:          []QuotaHeaders{{"x-ratelimit-remaining-requests", "x-ratelimit-reset-requests", false}},
 		RateLimitCodes: []string{"rate_limit_exceeded"},
 		Rules: []Rule{
 			// "Request too large for model … on tokens per minute (TPM):
@@ -138,7 +138,7 @@ var profiles = map[ID]*Profile{
 		// token limits alike: the window comes from these and the message.
 		Windows: []Window{{"x-ratelimit-remaining-requests-day", chain.ScopeDay}, {"x-ratelimit-remaining-tokens-day", chain.ScopeDay},
 			{"x-ratelimit-remaining-tokens-minute", chain.ScopeMinute}, {"x-ratelimit-remaining-requests-minute", chain.ScopeMinute}},
-		Daily:          []QuotaHeaders{{"x-ratelimit-remaining-requests-day", "x-ratelimit-reset-requests-day"}},
+		Daily:          []QuotaHeaders{{"x-ratelimit-remaining-requests-day", "x-ratelimit-reset-requests-day", true}},
 		RateLimitCodes: []string{"rate_limit_exceeded"},
 		BlockedFinish:  []string{"content_filter"},
 	},
