@@ -107,7 +107,8 @@ func (p RetryPolicy) Judge(o Observation, s Standing, now time.Time) (Decision, 
 // deadline, moves on at once and sets ExhaustUntil, never later than
 // nextReset plus MaxNamedDelay. Only the provider's own delay marks the
 // provider exhausted: when our own backoff does not fit the deadline the
-// chain moves on without marking it.
+// chain moves on without marking it. A request too large for the link and a
+// misconfigured link move on at once: no wait or retry can help.
 func (p RetryPolicy) Decide(e *ProviderError, retries int, now, deadline, nextReset time.Time, jitter func() float64) Decision {
 	if e == nil {
 		e = &ProviderError{Outcome: OutcomeError}

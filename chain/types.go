@@ -116,7 +116,7 @@ func (q QuotaHint) Known() bool { return q.Remaining > 0 || (q.Remaining == 0 &&
 type ProviderError struct {
 	Provider   string
 	Status     int           // HTTP status; 0 when no status line came
-	Outcome    Outcome       // classification (never OutcomeOK/OutcomeRejected)
+	Outcome    Outcome       // classification (never OutcomeOK; OutcomeRejected only for a 200 whose body is no answer, kept in Partial)
 	RetryAfter time.Duration // the provider's requested wait; 0 = none given
 	ResetAt    time.Time     // absolute reset time when the provider names one
 	RetryRaw   string        // every wait/reset named, as sent ("Retry-After: 315360000"); an unreadable one makes RetryAfter ~100 years
