@@ -21,13 +21,14 @@ const chainDownKey = string(RuleChainDown)
 func providerDownKey(provider string) string { return string(RuleProviderDown) + ":" + provider }
 
 // DownOutcomes returns the outcomes that say a provider is down, the ones
-// provider_down counts: server errors, timeouts and broken streams. Rate
+// provider_down counts: server errors, failed or timed-out connections,
+// timeouts and broken streams. Rate
 // limits and quota exhaustion are not (the provider answered, and
 // automation waits or moves on), nor are auth errors (their own alert) or
 // refusals of one request.
 func DownOutcomes() []chain.Outcome {
 	return []chain.Outcome{
-		chain.OutcomeServerError, chain.OutcomeTimeoutConnect, chain.OutcomeTimeoutFirstToken,
+		chain.OutcomeServerError, chain.OutcomeTimeoutConnect, chain.OutcomeConnectFailed, chain.OutcomeTimeoutFirstToken,
 		chain.OutcomeTimeoutIdle, chain.OutcomeTimeoutTotal, chain.OutcomeStreamBroken,
 	}
 }

@@ -207,9 +207,9 @@ func classifyErr(ctx context.Context, r *rules, l *Link, callErr error) *Provide
 }
 
 // sentRequest reports whether a failed call reached the provider: a connect
-// that never completed sent nothing, and its cap slot goes back.
+// that timed out or failed sent nothing, and its cap slot goes back.
 func sentRequest(pe *ProviderError) bool {
-	return pe == nil || pe.Status != 0 || pe.Outcome != OutcomeTimeoutConnect
+	return pe == nil || pe.Status != 0 || (pe.Outcome != OutcomeTimeoutConnect && pe.Outcome != OutcomeConnectFailed)
 }
 
 // gate judges an answer: the health check for a health call, the quality

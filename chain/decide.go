@@ -107,7 +107,8 @@ func (p RetryPolicy) Judge(o Observation, s Standing, now time.Time) (Decision, 
 // deadline, moves on at once and sets ExhaustUntil, never later than
 // nextReset plus MaxNamedDelay. Only the provider's own delay marks the
 // provider exhausted: when our own backoff does not fit the deadline the
-// chain moves on without marking it.
+// chain moves on without marking it. A request too large for the link and a
+// misconfigured link move on at once: no wait or retry can help.
 func (p RetryPolicy) Decide(e *ProviderError, retries int, now, deadline, nextReset time.Time, jitter func() float64) Decision {
 	if e == nil {
 		e = &ProviderError{Outcome: OutcomeError}
@@ -132,7 +133,10 @@ func (p RetryPolicy) decide(e *ProviderError, s Standing, now time.Time) (Decisi
 		return Decision{Action: ActionNext, Outcome: out, Reason: "answer rejected: next provider at once"}, nil
 	case OutcomeServerError:
 		return p.next(e, out, p.ServerErrorWait, now, s.Deadline, true), nil
-	case OutcomeTimeoutConnect, OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutTotal, OutcomeStreamBroken:
+	case OutcomeTooLarge, OutcomeMisconfigured:
+		// Neither a wait nor a retry can make the link take this request.
+		return Decision{Action: ActionNext, Outcome: out, Reason: fmt.Sprintf("%s: next provider at once", what(e))}, nil
+	case OutcomeTimeoutConnect, OutcomeConnectFailed, OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutTotal, OutcomeStreamBroken:
 		return p.next(e, out, p.OtherWait, now, s.Deadline, true), nil
 	default: // bad_request, blocked, error
 		return p.next(e, out, p.OtherWait, now, s.Deadline, false), nil

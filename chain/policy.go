@@ -180,23 +180,13 @@ func clampJitter(f func() float64) func() float64 {
 	}
 }
 
-// classify returns e's outcome, derived from its HTTP status when the
-// adapter left it empty.
+// classify returns e's outcome, derived from its HTTP status
+// (StatusOutcome) when the adapter left it empty.
 func classify(e *ProviderError) Outcome {
 	if e.Outcome != "" {
 		return e.Outcome
 	}
-	switch s := e.Status; {
-	case s == 429:
-		return OutcomeRateLimited
-	case s == 401 || s == 403:
-		return OutcomeAuthError
-	case s >= 500 && s <= 599:
-		return OutcomeServerError
-	case s >= 400 && s <= 499:
-		return OutcomeBadRequest
-	}
-	return OutcomeError
+	return StatusOutcome(e.Status)
 }
 
 // what names the failure for a Reason: "http 503 server_error".

@@ -32,6 +32,21 @@ const (
 	OutcomeBlocked           Outcome = "blocked"
 	OutcomeBadRequest        Outcome = "bad_request"
 	OutcomeError             Outcome = "error"
+	// OutcomeTooLarge: the request can never fit the link (a context
+	// window, a per-minute token limit smaller than the request); waiting
+	// or retrying cannot help. ProviderError.TooLarge holds the sizes the
+	// provider named.
+	OutcomeTooLarge Outcome = "too_large"
+	// OutcomeMisconfigured: the link cannot work until a person changes
+	// something (model not found or retired, region not served, no credits,
+	// a quota of 0, no provider allowed); ProviderError.Message holds the
+	// provider's words and Fix what to change.
+	OutcomeMisconfigured Outcome = "misconfigured"
+	// OutcomeConnectFailed: the connection could not be made (DNS failure,
+	// refused, TLS failure) before a request was written; Message holds
+	// the resolver's or the socket's words. A connect that ran out of time
+	// is OutcomeTimeoutConnect.
+	OutcomeConnectFailed Outcome = "connect_failed"
 )
 
 // Scope is the window a rate limit applies to.
@@ -78,6 +93,10 @@ type Response struct {
 	HTTPStatus   int
 	FirstToken   time.Duration // time to the first answer byte/token; 0 unknown
 	Quota        QuotaHint
+	// UsageSuspect says why the usage or cost the provider reported cannot
+	// be true (negative tokens or cost, output far above max_tokens); ""
+	// when it is plausible. The figures are kept as reported.
+	UsageSuspect string
 }
 
 // QuotaHint is what the provider's headers said about its daily allowance
@@ -97,7 +116,7 @@ func (q QuotaHint) Known() bool { return q.Remaining > 0 || (q.Remaining == 0 &&
 type ProviderError struct {
 	Provider   string
 	Status     int           // HTTP status; 0 when no status line came
-	Outcome    Outcome       // classification (never OutcomeOK/OutcomeRejected)
+	Outcome    Outcome       // classification (never OutcomeOK; OutcomeRejected only for a 200 whose body is no answer, kept in Partial)
 	RetryAfter time.Duration // the provider's requested wait; 0 = none given
 	ResetAt    time.Time     // absolute reset time when the provider names one
 	RetryRaw   string        // every wait/reset named, as sent ("Retry-After: 315360000"); an unreadable one makes RetryAfter ~100 years
@@ -106,7 +125,22 @@ type ProviderError struct {
 	Partial    string        // text received before a stream broke
 	FirstToken time.Duration
 	Quota      QuotaHint
-	Cause      error
+	// Fix is what a person must change, for OutcomeMisconfigured and
+	// OutcomeTooLarge ("" for the others).
+	Fix string
+	// TooLarge holds the limit and the request size an OutcomeTooLarge
+	// answer named (zero when it named none).
+	TooLarge TooLarge
+	Cause    error
+}
+
+// TooLarge is what a provider said about a request that can never fit:
+// the limit, the request's size and the unit or window both are counted
+// in. A zero field means the provider did not name it.
+type TooLarge struct {
+	Limit     int
+	Requested int
+	Unit      string // e.g. "tokens per minute (TPM)", "tokens of context"
 }
 
 func (e *ProviderError) Error() string {

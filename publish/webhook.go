@@ -285,10 +285,7 @@ func payloadBytes(a chain.Article) ([]byte, error) {
 // line, the secret redacted.
 func (w *Webhook) quote(b []byte) string {
 	s := oneLine(strings.ToValidUTF8(string(b), "\uFFFD"))
-	if len(w.Secret) > 0 {
-		s = strings.ReplaceAll(s, string(w.Secret), "[redacted]")
-	}
-	return s
+	return chain.Scrub(s, string(w.Secret))
 }
 
 // safeURL is u without user info, query and fragment.

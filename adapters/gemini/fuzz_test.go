@@ -24,7 +24,7 @@ const fuzzKey = "AIzaFUZZ-secret-key-0123456789"
 func addFixtureSeeds(f *testing.F) {
 	transporttest.AddFixtureSeeds(f, func(b []byte) []byte {
 		return bytes.Replace(b, []byte(`"message": "`), []byte(`"message": "key {{KEY}} at https://x.test/?key={{KEY}} `), 1)
-	}, filepath.Join("..", "testdata", "gemini"))
+	}, filepath.Join("..", "testdata", "gemini"), filepath.Join("..", "testdata", "real", "gemini"))
 	f.Add(429, "Content-Type: application/json\nRetry-After: NaN", []byte(`{"error":{"code":429,"message":"retry in 99999999999999999999 hours","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"-5s"},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":{"seconds":1e300,"nanos":-1}}]}}`), false)
 }
 

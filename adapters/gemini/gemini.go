@@ -2,8 +2,9 @@
 // (generativelanguage, v1beta) on google.golang.org/genai, the successor of
 // the deprecated github.com/google/generative-ai-go. It turns the generic
 // chain.Request into a generateContent / streamGenerateContent call and
-// every failure into one *chain.ProviderError. It decides no retries: the
-// SDK's own retry and automatic stream continuation are off.
+// every failure into one *chain.ProviderError, read with the Gemini profile
+// of adapters/profile. It decides no retries: the SDK's own retry and
+// automatic stream continuation are off.
 package gemini
 
 import (
@@ -11,14 +12,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"google.golang.org/genai"
 
+	"github.com/contentpipe/contentpipe/adapters/profile"
 	"github.com/contentpipe/contentpipe/adapters/transport"
 	"github.com/contentpipe/contentpipe/chain"
 )
@@ -42,6 +42,7 @@ type Client struct {
 	name      string
 	model     string
 	key       string
+	prof      *profile.Profile
 	transport *transport.Transport
 	sdk       *genai.Client
 }
@@ -77,22 +78,28 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gemini %s: new client: %w", cfg.Name, transport.Redact(err, cfg.APIKey))
 	}
-	return &Client{name: cfg.Name, model: cfg.Model, key: cfg.APIKey, transport: tr, sdk: sdk}, nil
+	return &Client{name: cfg.Name, model: cfg.Model, key: cfg.APIKey, prof: profile.Must(profile.Gemini), transport: tr, sdk: sdk}, nil
 }
 
 // Generate sends req and returns the answer. Thought parts are not answer
 // text. InputTokens is usageMetadata.promptTokenCount; OutputTokens is
 // candidatesTokenCount + thoughtsTokenCount, because Google bills thinking
-// tokens at the output price. A MAX_TOKENS finish is a Response with
-// Truncated set. Every failure is a *chain.ProviderError: HTTP errors are
-// classified (429 → rate_limited / quota_exhausted by the quotaId scope, with
-// the longest of RetryInfo.retryDelay, Retry-After and "Please retry in …"
-// as RetryAfter and each as sent in RetryRaw; an unreadable one makes
-// RetryAfter transport.MaxDelay; a 4xx other than 429 with API_KEY_INVALID → auth_error; any
-// status outside 2xx, 4xx and 5xx → error whatever the body says), a
-// safety/recitation block, a blocked prompt
-// or an answer without candidates is blocked (status 200), and a stream that
-// ends without a finish reason is stream_broken with the text so far in
+// tokens at the output price; usage that cannot be true (negative counts,
+// answer tokens far above max_tokens) sets UsageSuspect. A MAX_TOKENS
+// finish is a Response with Truncated set. Every failure is a
+// *chain.ProviderError. An answer outside 2xx is classified by the Gemini
+// profile (profile.Failure): a 429 is rate_limited or quota_exhausted by
+// its quotaId's window, with the longest of RetryInfo.retryDelay,
+// Retry-After and "Please retry in …" as RetryAfter and each as sent in
+// RetryRaw (an unreadable one makes RetryAfter transport.MaxDelay), or
+// misconfigured when its quota's limit is 0; a 4xx other than 429 with
+// API_KEY_INVALID is auth_error; "User location is not supported" and a
+// model not found are misconfigured; an input over the model's token limit
+// is too_large; any status outside 2xx, 4xx and 5xx is error whatever the
+// body says. A safety/recitation block, a blocked prompt or an answer
+// without candidates is blocked (status 200), a 200 body the SDK cannot
+// decode is rejected with the body in Partial, and a stream that ends
+// without a finish reason is stream_broken with the text so far in
 // Partial.
 func (c *Client) Generate(ctx context.Context, req chain.Request) (chain.Response, error) {
 	cfg, err := c.config(req)
@@ -106,7 +113,7 @@ func (c *Client) Generate(ctx context.Context, req chain.Request) (chain.Respons
 	ex := new(transport.Exchange)
 	ctx = transport.WithExchange(ctx, ex)
 
-	var ans answer
+	ans := answer{maxTokens: req.MaxTokens}
 	if req.Stream {
 		for chunk, err := range c.sdk.Models.GenerateContentStream(ctx, c.model, contents, cfg) {
 			if err != nil {
@@ -156,6 +163,7 @@ type answer struct {
 	usage       *genai.GenerateContentResponseUsageMetadata
 	candidates  bool
 	chunksTotal int
+	maxTokens   int // the request's maxOutputTokens; 0 = none sent
 }
 
 func (a *answer) add(r *genai.GenerateContentResponse) {
@@ -189,31 +197,19 @@ func (a *answer) add(r *genai.GenerateContentResponse) {
 	}
 }
 
-// blockedFinish are the finish reasons that mean the answer was withheld.
-var blockedFinish = map[genai.FinishReason]bool{
-	genai.FinishReasonSafety:                 true,
-	genai.FinishReasonRecitation:             true,
-	genai.FinishReasonProhibitedContent:      true,
-	genai.FinishReasonBlocklist:              true,
-	genai.FinishReasonSPII:                   true,
-	genai.FinishReasonImageSafety:            true,
-	genai.FinishReasonImageProhibitedContent: true,
-	genai.FinishReasonImageRecitation:        true,
-}
-
 func (c *Client) result(ex *transport.Exchange, a *answer, stream bool) (chain.Response, error) {
 	text := a.text.String()
 	pe := func(outcome chain.Outcome, msg string) error {
 		return &chain.ProviderError{
 			Provider: c.name, Status: ex.Status(), Outcome: outcome,
-			Message: transport.Scrub(msg, c.key), Partial: text,
+			Message: chain.Scrub(msg, c.key), Partial: text,
 			FirstToken: ex.FirstByte(), Quota: chain.QuotaHint{Remaining: -1},
 		}
 	}
 	switch {
 	case a.blocked != "":
 		return chain.Response{}, pe(chain.OutcomeBlocked, joinMsg("prompt blocked: "+string(a.blocked), a.blockMsg))
-	case blockedFinish[a.finish]:
+	case c.prof.Blocked(string(a.finish)):
 		return chain.Response{}, pe(chain.OutcomeBlocked, joinMsg("answer blocked: finish reason "+string(a.finish), a.finishMsg))
 	case stream && a.finish == "":
 		return chain.Response{}, pe(chain.OutcomeStreamBroken, fmt.Sprintf("stream ended without a finish reason after %d chunks", a.chunksTotal))
@@ -227,11 +223,16 @@ func (c *Client) result(ex *transport.Exchange, a *answer, stream bool) (chain.R
 		Truncated:    a.finish == genai.FinishReasonMaxTokens,
 		HTTPStatus:   ex.Status(),
 		FirstToken:   ex.FirstByte(),
-		Quota:        transport.QuotaFromHeaders(ex.Header()),
+		Quota:        c.prof.Quota(ex.Header()),
 	}
 	if u := a.usage; u != nil {
 		resp.InputTokens = int(u.PromptTokenCount)
 		resp.OutputTokens = int(u.CandidatesTokenCount) + int(u.ThoughtsTokenCount)
+		// Thinking tokens are not counted against maxOutputTokens.
+		resp.UsageSuspect = profile.SuspectUsage(resp.InputTokens, int(u.CandidatesTokenCount), a.maxTokens, 0)
+		if u.ThoughtsTokenCount < 0 && resp.UsageSuspect == "" {
+			resp.UsageSuspect = profile.SuspectUsage(0, int(u.ThoughtsTokenCount), 0, 0)
+		}
 	}
 	return resp, nil
 }
@@ -246,76 +247,42 @@ func joinMsg(a, b string) string {
 // fail classifies a failed call. A transport failure (timeout, refused
 // connection, broken stream, oversized body, cancelled context) wins over
 // whatever the SDK made of it; then an answer outside 2xx, which the
-// transport never hands to the SDK, by its status and the error its body
-// names; then an API error the SDK decoded (an error event inside a
-// stream); anything else is error, or stream_broken when it happened inside
-// a 200 stream.
+// transport never hands to the SDK, is classified by the Gemini profile
+// from its status, headers and body; an API error the SDK decoded inside a
+// 200 stream (an error event) is stream_broken; any other SDK error on a
+// 200 is a body that does not decode (rejected, the body kept); with no
+// status the SDK refused the request before sending it (error).
 func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream bool) error {
 	pe, done := transport.Failure(c.name, ex, err, partial, c.key)
 	if done {
+		pe.Quota = c.prof.Quota(ex.Header())
 		return pe
 	}
-	ae, ok := apiError(err)
 	if errors.Is(err, transport.ErrStatus) {
-		ae, ok = bodyError(ex), true
+		got := c.prof.Failure(c.name, profile.Answer{Status: ex.Status(), Header: ex.Header(), Body: ex.Body()}, c.key, time.Now())
+		got.FirstToken, got.Partial, got.Cause = pe.FirstToken, pe.Partial, pe.Cause
+		return got
 	}
-	if !ok {
-		pe.Outcome = chain.OutcomeError
-		if stream && pe.Status == http.StatusOK {
-			pe.Outcome = chain.OutcomeStreamBroken
-		}
-		pe.Message = transport.Scrub(err.Error(), c.key)
-		return pe
-	}
-	pe.Message = transport.Scrub(strings.TrimSpace(ae.Message), c.key)
-	if pe.Status == http.StatusOK {
+	pe.Quota = c.prof.Quota(ex.Header())
+	ae, isAPI := apiError(err)
+	switch {
+	case pe.Status == http.StatusOK && isAPI:
 		// An error event inside a stream that had already started.
-		pe.Outcome = chain.OutcomeStreamBroken
-		return pe
-	}
-	if pe.Status == 0 {
+		pe.Outcome, pe.Message = chain.OutcomeStreamBroken, chain.Scrub(strings.TrimSpace(ae.Message), c.key)
+	case pe.Status == http.StatusOK:
+		pe.Outcome, pe.Message = chain.OutcomeRejected, chain.Scrub("the answer does not decode: "+err.Error(), c.key)
+		pe.Partial = chain.Scrub(string(ex.Body()), c.key)
+	case isAPI && ae.Code >= 400 && ae.Code <= 599:
+		// An API error the SDK decoded with no status line seen (defensive).
 		pe.Status = ae.Code
+		w := profile.Words{Message: strings.TrimSpace(ae.Message), Status: ae.Status, Found: true}
+		profile.GoogleDetails(&w, ae.Details)
+		pe.Message = chain.Scrub(w.Message, c.key)
+		c.prof.Classify(pe, w, ex.Header(), c.key, time.Now())
+	default:
+		pe.Outcome, pe.Message = chain.OutcomeError, chain.Scrub(err.Error(), c.key)
 	}
-	d := readDetails(ae.Details)
-	// The status decides first: a 429 is a rate limit whatever reason its
-	// body gives (the fuzzer sent API_KEY_INVALID under a 429).
-	if d.reason == "API_KEY_INVALID" && pe.Status/100 == 4 && pe.Status != http.StatusTooManyRequests {
-		pe.Outcome = chain.OutcomeAuthError
-		return pe
-	}
-	if pe.Status == http.StatusTooManyRequests {
-		pe.Scope = d.scope
-		if pe.Scope == chain.ScopeNone {
-			pe.Scope = transport.ScopeFromText(ae.Message)
-		}
-		// Every wait the provider names is a floor: keep the longest.
-		var ds transport.Delays
-		ds.Add("retryDelay", d.retryRaw, d.retryDelay, d.retryOK)
-		ds.RetryAfter(ex.Header().Get("Retry-After"), time.Now())
-		ds.Message(ae.Message)
-		ds.Fill(pe, c.key)
-	}
-	pe.Outcome = transport.Classify(pe.Status, false, pe.Scope)
 	return pe
-}
-
-// bodyError reads the error an answer outside 2xx names in its body, in
-// the form the SDK decodes ({"error":{"code","message","status",
-// "details"}}). A body without one gives the status and the start of the
-// body as the message.
-func bodyError(ex *transport.Exchange) genai.APIError {
-	body := ex.Body()
-	var env struct {
-		Error *genai.APIError `json:"error"`
-	}
-	if json.Unmarshal(body, &env) == nil && env.Error != nil && strings.TrimSpace(env.Error.Message) != "" {
-		return *env.Error
-	}
-	ae := genai.APIError{Code: ex.Status(), Message: transport.StatusMessage(ex.Status(), body)}
-	if env.Error != nil {
-		ae.Status, ae.Details = env.Error.Status, env.Error.Details
-	}
-	return ae
 }
 
 // apiError finds the SDK's APIError, which genai returns by value (and a
@@ -330,89 +297,4 @@ func apiError(err error) (genai.APIError, bool) {
 		return *p, true
 	}
 	return genai.APIError{}, false
-}
-
-type details struct {
-	retryRaw   string // RetryInfo.retryDelay as sent; empty when absent
-	retryDelay time.Duration
-	retryOK    bool
-	scope      chain.Scope
-	reason     string
-}
-
-// readDetails reads the google.rpc details of an error: RetryInfo's
-// retryDelay, the scope of the QuotaFailure violations (a daily quotaId wins)
-// and ErrorInfo's reason.
-func readDetails(ds []map[string]any) details {
-	var d details
-	for _, m := range ds {
-		typ, _ := m["@type"].(string)
-		switch {
-		case strings.HasSuffix(typ, "google.rpc.RetryInfo"):
-			if v, ok := m["retryDelay"]; ok {
-				d.retryRaw, d.retryDelay, d.retryOK = protoDuration(v)
-			}
-		case strings.HasSuffix(typ, "google.rpc.QuotaFailure"):
-			vs, _ := m["violations"].([]any)
-			for _, v := range vs {
-				vm, _ := v.(map[string]any)
-				id, _ := vm["quotaId"].(string)
-				switch transport.ScopeFromText(id) {
-				case chain.ScopeDay:
-					d.scope = chain.ScopeDay
-				case chain.ScopeMinute:
-					if d.scope == chain.ScopeNone {
-						d.scope = chain.ScopeMinute
-					}
-				}
-			}
-		case strings.HasSuffix(typ, "google.rpc.ErrorInfo"):
-			if r, ok := m["reason"].(string); ok && d.reason == "" {
-				d.reason = r
-			}
-		}
-	}
-	return d
-}
-
-// protoDuration reads a google.protobuf.Duration in its JSON form ("26s",
-// "23.472316927s", "999999999s") or, defensively, as {"seconds":…,
-// "nanos":…}, saturating at transport.MaxDelay. raw is the value as sent;
-// ok is false when it cannot be read (a negative value included).
-func protoDuration(v any) (raw string, d time.Duration, ok bool) {
-	switch x := v.(type) {
-	case string:
-		d, ok := transport.ParseProtoDuration(x)
-		return x, d, ok
-	case map[string]any:
-		b, _ := json.Marshal(x)
-		raw = string(b)
-		var secs float64
-		switch s := x["seconds"].(type) {
-		case float64:
-			secs = s
-		case string: // int64 fields are strings in proto JSON
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				return raw, 0, false
-			}
-			secs = f
-		default:
-			return raw, 0, false
-		}
-		nanos, _ := x["nanos"].(float64)
-		if secs < 0 || nanos < 0 || math.IsNaN(secs) || math.IsNaN(nanos) {
-			return raw, 0, false
-		}
-		if secs+nanos/1e9 >= transport.MaxDelay.Seconds() {
-			return raw, transport.MaxDelay, true
-		}
-		whole := math.Floor(secs)
-		d := time.Duration(whole)*time.Second + time.Duration(math.Round((secs-whole)*1e9+nanos))
-		return raw, min(d, transport.MaxDelay), true
-	case nil:
-		return "", 0, false
-	}
-	b, _ := json.Marshal(v)
-	return string(b), 0, false
 }

@@ -253,7 +253,7 @@ func TestTimeouts(t *testing.T) {
 		url := "http://" + l.Addr().String()
 		l.Close()
 		_, err = newClient(t, url, generous).Generate(context.Background(), request(false))
-		if pe := providerError(t, err); pe.Outcome != chain.OutcomeTimeoutConnect || pe.Status != 0 {
+		if pe := providerError(t, err); pe.Outcome != chain.OutcomeConnectFailed || pe.Status != 0 || !strings.Contains(pe.Message, "connection refused") {
 			t.Fatalf("got %+v", pe)
 		}
 	})
@@ -296,7 +296,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 				t.Fatalf("error chain leaks the key: %q", e.Error())
 			}
 		}
-		if !strings.Contains(pe.Message, transport.Redacted) {
+		if !strings.Contains(pe.Message, chain.Redacted) {
 			t.Fatalf("message %q not scrubbed", pe.Message)
 		}
 	}

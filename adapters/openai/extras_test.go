@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/contentpipe/contentpipe/adapters/profile"
 )
 
 // read is what the adapter takes from extras.
-func (x extras) read() (cost *float64, err *wireError, groq any) {
+func (x extras) read() (cost *float64, err *profile.ErrorObject, groq any) {
 	if x.Usage != nil {
 		cost = x.Usage.Cost
 	}

@@ -24,8 +24,9 @@ const fuzzKey = "sk-FUZZ-secret-key-0123456789abcdef"
 func addFixtureSeeds(f *testing.F) {
 	var dirs []string
 	for _, p := range []string{"groq", "cerebras", "openrouter"} {
-		dirs = append(dirs, filepath.Join("..", "testdata", p))
+		dirs = append(dirs, filepath.Join("..", "testdata", p), filepath.Join("..", "testdata", "real", p))
 	}
+	dirs = append(dirs, filepath.Join("..", "testdata", "real", "openai-compatible"))
 	transporttest.AddFixtureSeeds(f, func(b []byte) []byte {
 		return bytes.Replace(b, []byte(`"message":"`), []byte(`"message":"Incorrect API key provided: {{KEY}} `), 1)
 	}, dirs...)

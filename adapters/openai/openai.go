@@ -3,8 +3,11 @@
 // github.com/sashabaranov/go-openai. It turns the generic chain.Request into
 // a /chat/completions call and every failure into one *chain.ProviderError,
 // reading through the shared transport what the SDK drops: headers,
-// unwrapped error bodies, OpenRouter's usage.cost and its error chunks. It
-// decides no retries.
+// unwrapped error bodies, OpenRouter's usage.cost and its error chunks. What
+// each vendor's answers mean (its error shapes, limit windows, quota headers,
+// the bodies that mean a misconfigured link or a request too large) is its
+// profile in adapters/profile, chosen by Config.Provider. It decides no
+// retries.
 package openai
 
 import (
@@ -14,13 +17,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
+	"github.com/contentpipe/contentpipe/adapters/profile"
 	"github.com/contentpipe/contentpipe/adapters/transport"
 	"github.com/contentpipe/contentpipe/chain"
 )
@@ -38,14 +41,17 @@ const (
 // Config describes one OpenAI-compatible link. Name and Model are required;
 // APIKey may be empty for a keyless local server; an empty BaseURL means
 // DefaultBaseURL. JSONMode is JSONSchema, JSONObject or JSONNone; JSONSchema
-// falls back to json_object for a request without a schema. Zero Timeouts
-// fields mean no limit of that kind.
+// falls back to json_object for a request without a schema. Provider names
+// the profile the link's answers are read with (groq, cerebras, openrouter,
+// openai); "" means profile.Detect's pick from BaseURL and Name. Zero
+// Timeouts fields mean no limit of that kind.
 type Config struct {
 	Name     string
 	Model    string
 	APIKey   string
 	BaseURL  string
 	JSONMode string
+	Provider profile.ID
 	Timeouts chain.Timeouts
 }
 
@@ -56,6 +62,7 @@ type Client struct {
 	model     string
 	key       string
 	jsonMode  string
+	prof      *profile.Profile
 	transport *transport.Transport
 	sdk       *goopenai.Client
 }
@@ -75,6 +82,10 @@ func New(cfg Config) (*Client, error) {
 	default:
 		return nil, fmt.Errorf("openai %s: json mode %q: want %q, %q or empty", cfg.Name, cfg.JSONMode, JSONSchema, JSONObject)
 	}
+	prof, err := profile.Resolve(profile.KindOpenAI, cfg.Provider, cfg.Name, cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("openai %s: %w", cfg.Name, err)
+	}
 	tr := transport.New(cfg.Name, cfg.Timeouts)
 	sc := goopenai.DefaultConfig(cfg.APIKey)
 	sc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
@@ -92,6 +103,7 @@ func New(cfg Config) (*Client, error) {
 		model:     cfg.Model,
 		key:       cfg.APIKey,
 		jsonMode:  cfg.JSONMode,
+		prof:      prof,
 		transport: tr,
 		sdk:       goopenai.NewClientWithConfig(sc),
 	}, nil
@@ -99,20 +111,21 @@ func New(cfg Config) (*Client, error) {
 
 // Generate sends req and returns the answer. A finish_reason "length" is a
 // Response with Truncated set; OpenRouter's usage.cost fills CostUSD (stream
-// and non-stream); rate-limit headers fill Quota (Cerebras
-// x-ratelimit-remaining-requests-day, else x-ratelimit-remaining-requests,
-// which Groq counts per day). Every failure is a *chain.ProviderError: HTTP
-// errors are classified with their scope (day: "per day (TPD/RPD)",
-// "free-models-per-day", code token_quota_exceeded or
-// x-ratelimit-remaining-requests-day 0; minute: "per minute", code
-// request_quota_exceeded), the longest of Retry-After and "try again in …"
-// as RetryAfter, OpenRouter's metadata X-RateLimit-Reset as ResetAt, and
-// each of them as sent in RetryRaw (an unreadable one makes RetryAfter
-// transport.MaxDelay). An
-// error inside an answer that had already started with status 200 (an
-// OpenRouter error chunk, finish_reason "error") and a stream that ends
-// without a finish reason are stream_broken with the text so far in Partial.
-// finish_reason "content_filter" is blocked.
+// and non-stream); the profile's daily quota headers fill Quota; usage that
+// cannot be true (negative counts or cost, output far above max_tokens)
+// sets UsageSuspect. Every failure is a *chain.ProviderError. An answer
+// outside 2xx is classified by the link's profile (profile.Failure): its
+// outcome (rate_limited or quota_exhausted by the window the headers and
+// words name, too_large, misconfigured with a Fix, blocked for a refused
+// content, else by chain.StatusOutcome), every wait it names (the longest
+// as RetryAfter, an epoch reset as ResetAt, each as sent in RetryRaw; an
+// unreadable one makes RetryAfter transport.MaxDelay). A 200 whose body
+// does not decode as a completion (no choices, a field of the wrong type,
+// a malformed chunk) is rejected with the body in Partial. An error inside
+// an answer that had already started with status 200 (an OpenRouter error
+// chunk, finish_reason "error") and a stream that ends without a finish
+// reason are stream_broken with the text so far in Partial. A finish
+// reason the profile calls blocked ("content_filter") is blocked.
 func (c *Client) Generate(ctx context.Context, req chain.Request) (chain.Response, error) {
 	ex := new(transport.Exchange)
 	ctx = transport.WithExchange(ctx, ex)
@@ -124,9 +137,9 @@ func (c *Client) Generate(ctx context.Context, req chain.Request) (chain.Respons
 		}
 	}
 	if req.Stream {
-		return c.stream(ctx, ex, r)
+		return c.stream(ctx, ex, r, req.MaxTokens)
 	}
-	return c.unary(ctx, ex, r)
+	return c.unary(ctx, ex, r, req.MaxTokens)
 }
 
 func (c *Client) request(req chain.Request) (goopenai.ChatCompletionRequest, error) {
@@ -145,14 +158,15 @@ func (c *Client) request(req chain.Request) (goopenai.ChatCompletionRequest, err
 	}
 	switch {
 	case c.jsonMode == JSONSchema && len(req.Schema) > 0:
-		if !json.Valid(req.Schema) {
-			return r, errors.New("response schema is not valid JSON")
+		strict, err := StrictSchema(req.Schema)
+		if err != nil {
+			return r, fmt.Errorf("response schema: %w", err)
 		}
 		r.ResponseFormat = &goopenai.ChatCompletionResponseFormat{
 			Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
 			JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{
 				Name:   "answer",
-				Schema: json.RawMessage(req.Schema),
+				Schema: json.RawMessage(strict),
 				Strict: true,
 			},
 		}
@@ -162,24 +176,25 @@ func (c *Client) request(req chain.Request) (goopenai.ChatCompletionRequest, err
 	return r, nil
 }
 
-func (c *Client) unary(ctx context.Context, ex *transport.Exchange, r goopenai.ChatCompletionRequest) (chain.Response, error) {
+func (c *Client) unary(ctx context.Context, ex *transport.Exchange, r goopenai.ChatCompletionRequest, maxTokens int) (chain.Response, error) {
 	resp, err := c.sdk.CreateChatCompletion(ctx, r)
 	if err != nil {
-		return chain.Response{}, c.fail(ex, err, "")
+		return chain.Response{}, c.fail(ex, err, "", false)
 	}
 	var x extras
 	ex.ReadBody(x.decode) // the SDK decoded it already; extras are optional
 	if x.Error != nil {
-		return chain.Response{}, c.broken(ex, x.Error.text(), firstText(resp))
+		return chain.Response{}, c.broken(ex, x.Error.Words().Text(), firstText(resp))
 	}
 	if len(resp.Choices) == 0 {
-		return chain.Response{}, c.broken(ex, "answer has no choices", "")
+		return chain.Response{}, c.rejected(ex, "answer has no choices")
 	}
 	ch := resp.Choices[0]
 	a := answer{
-		model:  resp.Model,
-		finish: string(ch.FinishReason),
-		usage:  resp.Usage,
+		model:     resp.Model,
+		finish:    string(ch.FinishReason),
+		usage:     resp.Usage,
+		maxTokens: maxTokens,
 	}
 	a.text = ch.Message.Content
 	a.addCost(x)
@@ -193,14 +208,14 @@ func firstText(resp goopenai.ChatCompletionResponse) string {
 	return resp.Choices[0].Message.Content
 }
 
-func (c *Client) stream(ctx context.Context, ex *transport.Exchange, r goopenai.ChatCompletionRequest) (chain.Response, error) {
+func (c *Client) stream(ctx context.Context, ex *transport.Exchange, r goopenai.ChatCompletionRequest, maxTokens int) (chain.Response, error) {
 	r.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
 	st, err := c.sdk.CreateChatCompletionStream(ctx, r)
 	if err != nil {
-		return chain.Response{}, c.fail(ex, err, "")
+		return chain.Response{}, c.fail(ex, err, "", true)
 	}
 	defer st.Close()
-	var a answer
+	a := answer{maxTokens: maxTokens}
 	var text strings.Builder
 	for {
 		raw, err := st.RecvRaw()
@@ -208,16 +223,16 @@ func (c *Client) stream(ctx context.Context, ex *transport.Exchange, r goopenai.
 			break
 		}
 		if err != nil {
-			return chain.Response{}, c.fail(ex, err, text.String())
+			return chain.Response{}, c.fail(ex, err, text.String(), true)
 		}
 		var chunk goopenai.ChatCompletionStreamResponse
 		if err := json.Unmarshal(raw, &chunk); err != nil {
-			return chain.Response{}, c.broken(ex, "malformed stream chunk: "+err.Error(), text.String())
+			return chain.Response{}, c.rejected(ex, "malformed stream chunk: "+err.Error())
 		}
 		var x extras
 		x.decode(raw)
 		if x.Error != nil {
-			return chain.Response{}, c.broken(ex, x.Error.text(), text.String())
+			return chain.Response{}, c.broken(ex, x.Error.Words().Text(), text.String())
 		}
 		if chunk.Model != "" {
 			a.model = chunk.Model
@@ -253,6 +268,7 @@ type answer struct {
 	usage     goopenai.Usage
 	cost      float64
 	costKnown bool
+	maxTokens int // the request's max_tokens; 0 = none sent
 }
 
 func (a *answer) addCost(x extras) {
@@ -263,15 +279,19 @@ func (a *answer) addCost(x extras) {
 
 func (c *Client) result(ex *transport.Exchange, a *answer) (chain.Response, error) {
 	text := a.text
-	switch a.finish {
-	case "error":
+	switch {
+	case a.finish == "error":
 		return chain.Response{}, c.broken(ex, "finish reason error", text)
-	case string(goopenai.FinishReasonContentFilter):
+	case c.prof.Blocked(a.finish):
 		return chain.Response{}, &chain.ProviderError{
 			Provider: c.name, Status: ex.Status(), Outcome: chain.OutcomeBlocked,
-			Message: "answer blocked: finish reason content_filter", Partial: text,
-			FirstToken: ex.FirstByte(), Quota: transport.QuotaFromHeaders(ex.Header()),
+			Message: "answer blocked: finish reason " + a.finish, Partial: text,
+			FirstToken: ex.FirstByte(), Quota: c.prof.Quota(ex.Header()),
 		}
+	}
+	cost := 0.0
+	if a.costKnown {
+		cost = a.cost
 	}
 	return chain.Response{
 		Text:         text,
@@ -284,7 +304,8 @@ func (c *Client) result(ex *transport.Exchange, a *answer) (chain.Response, erro
 		CostKnown:    a.costKnown,
 		HTTPStatus:   ex.Status(),
 		FirstToken:   ex.FirstByte(),
-		Quota:        transport.QuotaFromHeaders(ex.Header()),
+		Quota:        c.prof.Quota(ex.Header()),
+		UsageSuspect: profile.SuspectUsage(a.usage.PromptTokens, a.usage.CompletionTokens, a.maxTokens, cost),
 	}, nil
 }
 
@@ -292,104 +313,48 @@ func (c *Client) result(ex *transport.Exchange, a *answer) (chain.Response, erro
 func (c *Client) broken(ex *transport.Exchange, msg, partial string) error {
 	return &chain.ProviderError{
 		Provider: c.name, Status: ex.Status(), Outcome: chain.OutcomeStreamBroken,
-		Message: transport.Scrub(msg, c.key), Partial: partial,
-		FirstToken: ex.FirstByte(), Quota: transport.QuotaFromHeaders(ex.Header()),
+		Message: chain.Scrub(msg, c.key), Partial: chain.Scrub(partial, c.key),
+		FirstToken: ex.FirstByte(), Quota: c.prof.Quota(ex.Header()),
+	}
+}
+
+// rejected is the error for a 200 whose body is no completion: the
+// provider answered, but not with an answer. The body is kept in Partial.
+func (c *Client) rejected(ex *transport.Exchange, msg string) error {
+	return &chain.ProviderError{
+		Provider: c.name, Status: ex.Status(), Outcome: chain.OutcomeRejected,
+		Message: chain.Scrub("the answer is no completion: "+msg, c.key), Partial: chain.Scrub(string(ex.Body()), c.key),
+		FirstToken: ex.FirstByte(), Quota: c.prof.Quota(ex.Header()),
 	}
 }
 
 // fail classifies a failed call. A transport failure (timeout, refused
 // connection, broken connection, oversized body, cancelled context) wins
 // over whatever the SDK made of it. An answer outside 2xx never reaches the
-// SDK (the transport refuses it), so it is classified by its status and the
-// error body as the provider sent it (wrapped in "error" or, as Cerebras
-// does, not); an SDK error, last, fills what the body did not say.
-func (c *Client) fail(ex *transport.Exchange, err error, partial string) error {
-	h := ex.Header()
+// SDK (the transport refuses it): the link's profile classifies it from its
+// status, headers and body as the provider sent them. An SDK error on a
+// 200 is a body that does not decode (rejected) or, inside a stream that
+// had started, a broken stream; with no status the SDK refused the request
+// before sending it.
+func (c *Client) fail(ex *transport.Exchange, err error, partial string, stream bool) error {
 	pe, done := transport.Failure(c.name, ex, err, partial, c.key)
 	if done {
+		pe.Quota = c.prof.Quota(ex.Header())
 		return pe
 	}
-
-	w, _ := parseError(ex.Body())
-	var ae *goopenai.APIError
-	var re *goopenai.RequestError
 	switch {
-	case errors.As(err, &ae):
-		if w.Message == "" {
-			w.Message = ae.Message
-		}
-		if w.code() == "" && ae.Code != nil {
-			w.Code, _ = json.Marshal(ae.Code)
-		}
-		if pe.Status == 0 {
-			pe.Status = ae.HTTPStatusCode
-		}
-	case errors.As(err, &re):
-		if w.Message == "" {
-			w, _ = parseError(re.Body)
-		}
-		if pe.Status == 0 {
-			pe.Status = re.HTTPStatusCode
-		}
-	}
-	msg := w.text()
-	switch {
-	case msg != "":
 	case errors.Is(err, transport.ErrStatus):
-		msg = transport.StatusMessage(pe.Status, ex.Body())
-	default:
-		msg = err.Error()
-	}
-	pe.Message = transport.Scrub(msg, c.key)
-	switch pe.Status {
-	case 0:
+		got := c.prof.Failure(c.name, profile.Answer{Status: ex.Status(), Header: ex.Header(), Body: ex.Body()}, c.key, time.Now())
+		got.FirstToken, got.Partial, got.Cause = pe.FirstToken, pe.Partial, pe.Cause
+		return got
+	case pe.Status == 0:
 		pe.Outcome = chain.OutcomeError // the SDK refused the request; nothing was sent
+		pe.Message = chain.Scrub(err.Error(), c.key)
 		return pe
-	case http.StatusOK:
-		pe.Outcome = chain.OutcomeStreamBroken // an error inside an answer that had started
-		return pe
+	case stream && partial != "":
+		return c.broken(ex, err.Error(), partial)
 	}
-	code := w.code()
-	// A body's rate-limit code is believed on a 4xx or 5xx (Groq's 413); on
-	// any other status (1xx, 3xx, 600 and up) the body says nothing.
-	rateLimit := pe.Status == http.StatusTooManyRequests || (pe.Status >= 400 && pe.Status <= 599 && code == "rate_limit_exceeded")
-	if rateLimit {
-		pe.Scope = scope(h, w, code)
-		delays(h, w).Fill(pe, c.key)
-	}
-	pe.Outcome = transport.Classify(pe.Status, rateLimit, pe.Scope)
-	return pe
-}
-
-// delays collects the waits a rate-limit answer names: Retry-After, "try
-// again in …" in the message (each a floor: the longest wins) and
-// OpenRouter's X-RateLimit-Reset, from the error's metadata or else the
-// answer's headers.
-func delays(h http.Header, w wireError) *transport.Delays {
-	now := time.Now()
-	ds := new(transport.Delays)
-	ds.RetryAfter(h.Get("Retry-After"), now)
-	ds.Message(w.Message)
-	if v := w.metaHeader("X-RateLimit-Reset"); strings.TrimSpace(v) != "" {
-		ds.Epoch("metadata X-RateLimit-Reset", v, now)
-	} else {
-		ds.Epoch("X-RateLimit-Reset", h.Get("X-RateLimit-Reset"), now)
-	}
-	return ds
-}
-
-// scope decides the window of a rate limit; a daily signal wins.
-func scope(h http.Header, w wireError, code string) chain.Scope {
-	text := transport.ScopeFromText(w.Message)
-	switch {
-	case text == chain.ScopeDay, code == "token_quota_exceeded",
-		strings.TrimSpace(h.Get("x-ratelimit-remaining-requests-day")) == "0",
-		transport.ScopeFromText(w.metaRaw()) == chain.ScopeDay:
-		return chain.ScopeDay
-	case text == chain.ScopeMinute, code == "request_quota_exceeded":
-		return chain.ScopeMinute
-	}
-	return chain.ScopeNone
+	return c.rejected(ex, err.Error())
 }
 
 // extras are the fields of an answer or chunk that the SDK drops.
@@ -397,7 +362,7 @@ type extras struct {
 	Usage *struct {
 		Cost *float64 `json:"cost"`
 	} `json:"usage"`
-	Error *wireError `json:"error"`
+	Error *profile.ErrorObject `json:"error"`
 	XGroq *struct {
 		Usage *goopenai.Usage `json:"usage"`
 	} `json:"x_groq"`
@@ -462,82 +427,4 @@ func keyAt(b []byte, k string) bool {
 		}
 	}
 	return false
-}
-
-// wireError is a provider error object: OpenAI-style, Groq, Cerebras
-// (unwrapped) and OpenRouter (with metadata).
-type wireError struct {
-	Message  string          `json:"message"`
-	Type     string          `json:"type"`
-	Code     json.RawMessage `json:"code"`
-	Metadata struct {
-		Headers map[string]json.RawMessage `json:"headers"`
-		Raw     json.RawMessage            `json:"raw"`
-	} `json:"metadata"`
-}
-
-// parseError reads an error body, wrapped in "error" or not.
-func parseError(body []byte) (wireError, bool) {
-	var env struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(body, &env) == nil && len(env.Error) > 0 {
-		var w wireError
-		if json.Unmarshal(env.Error, &w) == nil && (w.Message != "" || len(w.Code) > 0) {
-			return w, true
-		}
-		var s string
-		if json.Unmarshal(env.Error, &s) == nil && s != "" {
-			return wireError{Message: s}, true
-		}
-	}
-	var w wireError
-	if json.Unmarshal(body, &w) == nil && w.Message != "" {
-		return w, true
-	}
-	return wireError{}, false
-}
-
-func (w wireError) code() string {
-	return unquote(w.Code)
-}
-
-func (w wireError) metaHeader(name string) string {
-	for k, v := range w.Metadata.Headers {
-		if strings.EqualFold(k, name) {
-			return unquote(v)
-		}
-	}
-	return ""
-}
-
-func (w wireError) metaRaw() string { return unquote(w.Metadata.Raw) }
-
-func (w wireError) text() string {
-	msg := w.Message
-	if raw := w.metaRaw(); raw != "" && !strings.Contains(msg, raw) {
-		msg = joinMsg(msg, "upstream: "+raw)
-	}
-	if code := w.code(); code != "" && code != "null" {
-		msg = joinMsg(msg, "code "+code)
-	}
-	return msg
-}
-
-func joinMsg(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + " (" + b + ")"
-}
-
-func unquote(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return strings.TrimSpace(string(raw))
 }

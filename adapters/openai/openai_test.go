@@ -213,7 +213,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"groq", "429_tpd.http", false, 429, chain.OutcomeQuotaExhausted, chain.ScopeDay, 9*time.Minute + 52272*time.Millisecond, time.Time{}, 912},
 		{"groq", "429_tpd.http", true, 429, chain.OutcomeQuotaExhausted, chain.ScopeDay, 9*time.Minute + 52272*time.Millisecond, time.Time{}, 912},
 		{"groq", "429_tpm.http", false, 429, chain.OutcomeRateLimited, chain.ScopeMinute, 15670 * time.Millisecond, time.Time{}, 987},
-		{"groq", "413_tpm.http", false, 413, chain.OutcomeRateLimited, chain.ScopeMinute, 0, time.Time{}, 987},
+		{"groq", "413_tpm.http", false, 413, chain.OutcomeTooLarge, "", 0, time.Time{}, 987},
 		{"groq", "401_invalid_key.http", false, 401, chain.OutcomeAuthError, "", 0, time.Time{}, -1},
 		{"cerebras", "429_requests_minute.http", false, 429, chain.OutcomeRateLimited, chain.ScopeMinute, 11 * time.Second, time.Time{}, 14112},
 		{"cerebras", "429_requests_minute.http", true, 429, chain.OutcomeRateLimited, chain.ScopeMinute, 11 * time.Second, time.Time{}, 14112},
@@ -223,7 +223,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"openrouter", "429_free_per_day.http", false, 429, chain.OutcomeQuotaExhausted, chain.ScopeDay, 0, resetAt, -1},
 		{"openrouter", "429_free_per_day.http", true, 429, chain.OutcomeQuotaExhausted, chain.ScopeDay, 0, resetAt, -1},
 		{"openrouter", "429_upstream.http", false, 429, chain.OutcomeRateLimited, chain.ScopeNone, 0, time.Time{}, -1},
-		{"openrouter", "402_credits.http", false, 402, chain.OutcomeError, "", 0, time.Time{}, -1},
+		{"openrouter", "402_credits.http", false, 402, chain.OutcomeMisconfigured, "", 0, time.Time{}, -1},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/stream=%v", tt.provider, tt.fixture, tt.stream), func(t *testing.T) {
@@ -329,7 +329,7 @@ func TestTimeouts(t *testing.T) {
 		url := "http://" + l.Addr().String() + "/v1"
 		l.Close()
 		_, err = newClient(t, "cerebras", url, openai.JSONObject, generous).Generate(context.Background(), request(true))
-		if pe := providerError(t, err); pe.Outcome != chain.OutcomeTimeoutConnect || pe.Status != 0 || !errors.Is(err, transport.ErrConnect) {
+		if pe := providerError(t, err); pe.Outcome != chain.OutcomeConnectFailed || pe.Status != 0 || !errors.Is(err, transport.ErrConnect) || !strings.Contains(pe.Message, "connection refused") {
 			t.Fatalf("got %+v", pe)
 		}
 	})

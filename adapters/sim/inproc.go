@@ -4,23 +4,30 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/contentpipe/contentpipe/adapters/profile"
+	"github.com/contentpipe/contentpipe/adapters/transport"
 	"github.com/contentpipe/contentpipe/chain"
 )
 
 // InProc is a simulated provider that runs in the process: a chain.Provider
 // that needs no socket and no real time. Each request draws a fault — from
 // Profile.Script, then Profile.Rates (exactly as a loopback Server does),
-// then from its Behaviour when it has one — and answers the way the real
-// adapter would report that fault from the real provider: the same
-// *chain.ProviderError fields (status, outcome, Retry-After, reset time,
-// quota scope, quota headers) and, for answers, text from the same article
-// generator as the loopback servers, which the real quality gate then
-// judges. Latency is spent by sleeping on Clock (advancing a VirtualClock).
+// then from its Behaviour when it has one. An error fault is written as the
+// provider's answer (status, headers with the daily quota, body: what a
+// loopback Server sends) and read with the flavor's profile, the classifier
+// the real adapter uses, so the *chain.ProviderError (status, outcome, waits,
+// reset time, window, quota) is the one a real run would get; an answer's
+// daily quota goes through the profile's headers the same way, and its text
+// comes from the same article generator as the loopback servers, which the
+// real quality gate then judges. A timeout or a cut stream has no answer
+// to read; it is reported with the transport's outcome for it. Latency is
+// spent by sleeping on Clock (advancing a VirtualClock).
 // Name, Flavor and Clock are required. An InProc is safe for concurrent use.
 type InProc struct {
 	Name     string
@@ -179,74 +186,27 @@ func (p *InProc) serverQuota(n int, f Fault, now time.Time) chain.QuotaHint {
 	return chain.QuotaHint{Remaining: -1}
 }
 
-// fail builds the adapter's error for an error fault.
-func (p *InProc) fail(d draw, now time.Time) *chain.ProviderError {
-	pe := &chain.ProviderError{Provider: p.Name, Quota: d.quota}
-	ra := d.retry
-	if ra <= 0 {
-		ra = d.turn.prof.retryAfter()
+// fail is the error of an error fault: the answer the flavor's provider
+// sends for it (status, headers with the daily quota d holds, body, as a
+// loopback Server writes it), read with the flavor's profile exactly as
+// the real adapter reads it.
+func (p *InProc) fail(d draw, req chain.Request, now time.Time) *chain.ProviderError {
+	t := d.turn
+	t.retry, t.resetAt = d.retry, d.resetAt
+	rp := (&Server{flavor: p.Flavor}).faultReply(t, call{model: p.model(), user: req.Prompt, system: req.System}, now, false)
+	h := http.Header{}
+	for k, v := range rp.header {
+		h.Set(k, v)
 	}
-	switch d.fault {
-	case FaultRateMinute:
-		pe.Status, pe.Outcome = 429, chain.OutcomeRateLimited
-		switch p.Flavor {
-		case FlavorGemini:
-			pe.Scope, pe.RetryAfter = chain.ScopeMinute, ra
-			pe.Message = "Quota exceeded for metric: generate_content_free_tier_input_token_count (GenerateContentInputTokensPerModelPerMinute-FreeTier). Please retry in " + seconds(ra) + "."
-		case FlavorGroq:
-			pe.Scope, pe.RetryAfter = chain.ScopeMinute, max(ra, ceilDur(ra))
-			pe.Message = "Rate limit reached on tokens per minute (TPM). Please try again in " + groqDuration(ra) + "."
-		case FlavorCerebras:
-			pe.Scope, pe.RetryAfter = chain.ScopeMinute, ceilDur(ra)
-			pe.Message = "Requests per minute limit exceeded - too many requests sent."
-		default:
-			pe.ResetAt = now.Add(ra).Truncate(time.Millisecond).UTC()
-			pe.Message = "Rate limit exceeded: free-models-per-min."
-		}
-	case FaultRateDay:
-		pe.Status, pe.Outcome, pe.Scope = 429, chain.OutcomeQuotaExhausted, chain.ScopeDay
-		switch p.Flavor {
-		case FlavorGemini:
-			// Gemini's daily 429 names a short, misleading retry delay.
-			pe.RetryAfter = 23472316927 * time.Nanosecond
-			pe.Message = "Quota exceeded for metric: generate_content_free_tier_requests (GenerateRequestsPerDayPerProjectPerModel-FreeTier). Please retry in 23.472316927s."
-		case FlavorGroq:
-			pe.RetryAfter = 593 * time.Second
-			if !d.resetAt.IsZero() {
-				pe.RetryAfter = d.resetAt.Sub(now).Round(time.Millisecond)
-			}
-			pe.Message = "Rate limit reached on tokens per day (TPD). Please try again in " + groqDuration(pe.RetryAfter) + "."
-		case FlavorCerebras:
-			pe.RetryAfter = 86399 * time.Second
-			if !d.resetAt.IsZero() {
-				pe.RetryAfter = ceilDur(d.resetAt.Sub(now))
-			}
-			pe.Quota = chain.QuotaHint{Remaining: 0, Reset: pe.RetryAfter}
-			pe.Message = "Tokens per day limit exceeded - too many tokens processed."
-		default:
-			pe.ResetAt = nextUTCMidnight(now)
-			if !d.resetAt.IsZero() {
-				pe.ResetAt = d.resetAt
-			}
-			pe.Message = "Rate limit exceeded: free-models-per-day."
-		}
-	case FaultUnavailable:
-		pe.Status, pe.Outcome, pe.Message = 503, chain.OutcomeServerError, "the model is overloaded"
-	case FaultServerError:
-		pe.Status, pe.Outcome, pe.Message = 500, chain.OutcomeServerError, "internal server error"
-	case FaultUnauthorized:
-		pe.Status, pe.Outcome, pe.Message = 401, chain.OutcomeAuthError, "invalid authentication credentials"
-	case FaultInvalidKey:
-		pe.Status, pe.Outcome, pe.Message = 401, chain.OutcomeAuthError, "invalid api key"
-		if p.Flavor == FlavorGemini {
-			pe.Status, pe.Message = 400, "API key not valid. Please pass a valid API key."
-		}
-	case FaultForbidden:
-		pe.Status, pe.Outcome, pe.Message = 403, chain.OutcomeAuthError, "permission denied"
-	case FaultBlocked:
-		pe.Status, pe.Outcome, pe.Message = 400, chain.OutcomeBadRequest, "request blocked by the content policy"
+	q := d.quota
+	if p.Flavor == FlavorCerebras && d.fault == FaultRateDay {
+		// Cerebras says the day is used up in its headers too.
+		ra, _ := transport.ParseRetryAfter(h.Get("Retry-After"), now)
+		q = chain.QuotaHint{Remaining: 0, Reset: ra}
 	}
-	return pe
+	prof := p.Flavor.Profile()
+	prof.WriteQuota(h, q)
+	return prof.Failure(p.Name, profile.Answer{Status: rp.status, Header: h, Body: rp.body}, "", now)
 }
 
 // hang is what a request that never answers costs: the link's first-token
@@ -295,11 +255,11 @@ func (p *InProc) render(ctx context.Context, d draw, req chain.Request) (chain.R
 	case FaultRateMinute, FaultRateDay, FaultUnavailable, FaultServerError,
 		FaultUnauthorized, FaultInvalidKey, FaultForbidden:
 		_ = p.Clock.Sleep(ctx, d.latency)
-		return chain.Response{}, p.fail(d, now)
+		return chain.Response{}, p.fail(d, req, now)
 	case FaultBlocked:
 		if p.Flavor != FlavorGemini {
 			_ = p.Clock.Sleep(ctx, d.latency)
-			return chain.Response{}, p.fail(d, now)
+			return chain.Response{}, p.fail(d, req, now)
 		}
 	}
 	user := req.Prompt
@@ -345,12 +305,13 @@ func (p *InProc) render(ctx context.Context, d draw, req chain.Request) (chain.R
 			Message: msg, Partial: partial, FirstToken: first, Quota: d.quota}
 	}
 	_ = p.Clock.Sleep(ctx, total)
-	if a.finish == finishSafety {
+	prof := p.Flavor.Profile()
+	if finish := finishGemini(a.finish); p.Flavor == FlavorGemini && prof.Blocked(finish) {
 		return chain.Response{}, &chain.ProviderError{Provider: p.Name, Status: 200, Outcome: chain.OutcomeBlocked,
-			Message: "answer blocked: finish reason SAFETY", FirstToken: first, Quota: d.quota}
+			Message: "answer blocked: finish reason " + finish, FirstToken: first, Quota: p.quota(d.quota)}
 	}
 	resp := chain.Response{
-		Text: a.text, Model: c.model, HTTPStatus: 200, FirstToken: first, Quota: d.quota,
+		Text: a.text, Model: c.model, HTTPStatus: 200, FirstToken: first, Quota: p.quota(d.quota),
 		InputTokens: a.in, OutputTokens: a.out, Truncated: a.finish == finishLength,
 	}
 	if p.Flavor == FlavorGemini {
@@ -365,6 +326,15 @@ func (p *InProc) render(ctx context.Context, d draw, req chain.Request) (chain.R
 		p.mu.Unlock()
 	}
 	return resp, nil
+}
+
+// quota is the daily allowance an answer carrying q reports: q written in
+// the flavor's quota headers and read back with its profile.
+func (p *InProc) quota(q chain.QuotaHint) chain.QuotaHint {
+	h := http.Header{}
+	prof := p.Flavor.Profile()
+	prof.WriteQuota(h, q)
+	return prof.Quota(h)
 }
 
 // scaleTarget rewrites the prompt's "Target words: N" line to N·share: the

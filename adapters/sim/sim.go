@@ -35,7 +35,7 @@
 //
 // InProc is the same provider without a socket, on a VirtualClock: it
 // answers with the same article generator and reports each fault as the
-// real adapter would. A Behaviour (the what-if simulator's fault model,
+// real adapter reads it. A Behaviour (the what-if simulator's fault model,
 // package whatif) can decide its requests.
 //
 // It is used by `contentpipe run --demo`, by adapter and chain tests, and by
@@ -50,6 +50,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/contentpipe/contentpipe/adapters/profile"
 )
 
 // Flavor selects which provider a Server impersonates.
@@ -91,6 +93,13 @@ func (f Flavor) DefaultModel() string {
 		return "meta-llama/llama-3.3-70b-instruct"
 	}
 	return ""
+}
+
+// Profile returns the provider profile the flavor's answers are written
+// in: the one the real adapters classify them with (the flavors are the
+// profiles gemini, groq, cerebras and openrouter).
+func (f Flavor) Profile() *profile.Profile {
+	return profile.Must(profile.ID(f))
 }
 
 func (f Flavor) valid() bool {
@@ -345,6 +354,19 @@ type turn struct {
 	// variant counts earlier requests with the same fault since SetProfile;
 	// faults with alternative shapes rotate on it.
 	variant int
+	// retry is the wait a per-minute 429 advertises (0: the Profile's
+	// RetryAfter) and resetAt when a daily quota resets (zero: the
+	// flavor's usual answer); an in-process provider's Behaviour sets them.
+	retry   time.Duration
+	resetAt time.Time
+}
+
+// wait is the wait a per-minute 429 of t advertises.
+func (t turn) wait() time.Duration {
+	if t.retry > 0 {
+		return t.retry
+	}
+	return t.prof.retryAfter()
 }
 
 // rateFault draws the fault of the n-th request from Rates, deterministic

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
 )
 
 // reply is a complete non-200 (or refused) answer.
@@ -168,7 +170,7 @@ func orLimitHeaders(limit int, reset time.Time) map[string]any {
 // faultReply renders an error fault in the flavor's wire format. missing
 // marks a request without any auth header.
 func (s *Server) faultReply(t turn, c call, now time.Time, missing bool) reply {
-	ra := t.prof.retryAfter()
+	ra := t.wait()
 	model := c.model
 	if model == "" {
 		model = s.flavor.DefaultModel()
@@ -177,11 +179,15 @@ func (s *Server) faultReply(t turn, c call, now time.Time, missing bool) reply {
 	case FlavorGemini:
 		return geminiFault(t.fault, modelVersion(model), ra, missing)
 	case FlavorGroq:
-		return groqFault(t.fault, model, ra, c)
+		return groqFault(t.fault, model, ra, c, t.resetAt, now)
 	case FlavorCerebras:
-		return cerebrasFault(t.fault, ra)
+		return cerebrasFault(t.fault, ra, t.resetAt, now)
 	}
-	return openRouterFault(t.fault, model, ra, now, missing)
+	reset := nextUTCMidnight(now)
+	if !t.resetAt.IsZero() {
+		reset = t.resetAt
+	}
+	return openRouterFault(t.fault, model, ra, now, reset, missing)
 }
 
 func geminiFault(f Fault, mv string, ra time.Duration, missing bool) reply {
@@ -243,7 +249,10 @@ func groqDuration(d time.Duration) string {
 	return d.Round(time.Millisecond).String()
 }
 
-func groqFault(f Fault, model string, ra time.Duration, c call) reply {
+// groqFault renders a Groq fault; reset, when set, is when a daily quota
+// resets (a daily 429 then names the time until it, rounded to the
+// millisecond, as its only wait).
+func groqFault(f Fault, model string, ra time.Duration, c call, reset, now time.Time) reply {
 	const upgrade = " Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing"
 	org := "org_01jsimf4k3gr0q0rgan1zat10n"
 	requested := c.inputTokens() + 1024
@@ -257,12 +266,16 @@ func groqFault(f Fault, model string, ra time.Duration, c call) reply {
 		rp.header = map[string]string{"retry-after": ceilSeconds(ra)}
 		return rp
 	case FaultRateDay:
+		wait, header := "9m52.272s", map[string]string{"retry-after": "593"}
+		if !reset.IsZero() {
+			wait, header = groqDuration(reset.Sub(now)), nil
+		}
 		rp := groqReply(429, groqError{
-			Message: fmt.Sprintf("Rate limit reached for model `%s` in organization `%s` service tier `on_demand` on tokens per day (TPD): Limit 100000, Used 97117, Requested %d. Please try again in 9m52.272s.%s",
-				model, org, requested, upgrade),
+			Message: fmt.Sprintf("Rate limit reached for model `%s` in organization `%s` service tier `on_demand` on tokens per day (TPD): Limit 100000, Used 97117, Requested %d. Please try again in %s.%s",
+				model, org, requested, wait, upgrade),
 			Type: "tokens", Code: "rate_limit_exceeded",
 		})
-		rp.header = map[string]string{"retry-after": "593"}
+		rp.header = header
 		return rp
 	case FaultUnavailable:
 		return groqReply(503, groqError{
@@ -283,7 +296,9 @@ func groqFault(f Fault, model string, ra time.Duration, c call) reply {
 	return groqReply(401, groqError{Message: "Invalid API Key", Type: "invalid_request_error", Code: "invalid_api_key"})
 }
 
-func cerebrasFault(f Fault, ra time.Duration) reply {
+// cerebrasFault renders a Cerebras fault; reset, when set, is when a daily
+// quota resets (Retry-After then names the time until it in whole seconds).
+func cerebrasFault(f Fault, ra time.Duration, reset, now time.Time) reply {
 	switch f {
 	case FaultRateMinute:
 		rp := cerebrasReply(429, cerebrasError{Message: "Requests per minute limit exceeded - too many requests sent.", Type: "too_many_requests_error", Param: "quota", Code: "request_quota_exceeded"})
@@ -292,6 +307,9 @@ func cerebrasFault(f Fault, ra time.Duration) reply {
 	case FaultRateDay:
 		rp := cerebrasReply(429, cerebrasError{Message: "Tokens per day limit exceeded - too many tokens processed.", Type: "too_many_tokens_error", Param: "quota", Code: "token_quota_exceeded"})
 		rp.header = map[string]string{"retry-after": "86399"}
+		if !reset.IsZero() {
+			rp.header["retry-after"] = ceilSeconds(reset.Sub(now))
+		}
 		return rp
 	case FaultUnavailable:
 		return cerebrasReply(503, cerebrasError{Message: "The server is temporarily unable to handle the request. Please try again later.", Type: "service_unavailable_error", Param: "", Code: "service_unavailable"})
@@ -305,12 +323,14 @@ func cerebrasFault(f Fault, ra time.Duration) reply {
 	return cerebrasReply(401, cerebrasError{Message: "Wrong API Key", Type: "invalid_request_error", Param: "api_key", Code: "wrong_api_key"})
 }
 
-func openRouterFault(f Fault, model string, ra time.Duration, now time.Time, missing bool) reply {
+// openRouterFault renders an OpenRouter fault; a daily 429 names reset, the
+// next UTC midnight unless the caller knows better, in its metadata.
+func openRouterFault(f Fault, model string, ra time.Duration, now, reset time.Time, missing bool) reply {
 	switch f {
 	case FaultRateMinute:
 		return orReply(429, "Rate limit exceeded: free-models-per-min. ", orLimitHeaders(20, now.Add(ra)))
 	case FaultRateDay:
-		return orReply(429, "Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model requests per day", orLimitHeaders(50, nextUTCMidnight(now)))
+		return orReply(429, "Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model requests per day", orLimitHeaders(50, reset))
 	case FaultUnavailable:
 		return orReply(503, "Provider returned error", map[string]any{"raw": "Service Unavailable: " + model + " is overloaded", "provider_name": "DeepInfra"})
 	case FaultServerError:
@@ -400,7 +420,7 @@ func (s *Server) rateHeaders(h http.Header, t turn, c call, now time.Time) {
 	s.mu.Unlock()
 
 	set := func(k, v string) { h[k] = []string{v} }
-	ra := t.prof.retryAfter()
+	ra := t.wait()
 	if s.flavor == FlavorGroq {
 		remReq := max(0, groqRequestsPerDay-t.n)
 		remTok := max(0, groqTokensPerMinute-used)
@@ -411,9 +431,8 @@ func (s *Server) rateHeaders(h http.Header, t turn, c call, now time.Time) {
 		}
 		set("x-ratelimit-limit-requests", strconv.Itoa(groqRequestsPerDay))
 		set("x-ratelimit-limit-tokens", strconv.Itoa(groqTokensPerMinute))
-		set("x-ratelimit-remaining-requests", strconv.Itoa(remReq))
+		s.flavor.Profile().WriteQuota(h, chain.QuotaHint{Remaining: remReq, Reset: resetReq.Round(10 * time.Millisecond)})
 		set("x-ratelimit-remaining-tokens", strconv.Itoa(remTok))
-		set("x-ratelimit-reset-requests", resetReq.Round(10*time.Millisecond).String())
 		set("x-ratelimit-reset-tokens", resetTok.Round(10*time.Millisecond).String())
 		return
 	}
@@ -428,8 +447,7 @@ func (s *Server) rateHeaders(h http.Header, t turn, c call, now time.Time) {
 	}
 	set("x-ratelimit-limit-requests-day", strconv.Itoa(cerebrasRequestsPerDay))
 	set("x-ratelimit-limit-tokens-minute", strconv.Itoa(cerebrasTokensPerMin))
-	set("x-ratelimit-remaining-requests-day", strconv.Itoa(remReq))
+	s.flavor.Profile().WriteQuota(h, chain.QuotaHint{Remaining: remReq, Reset: nextUTCMidnight(now).Sub(now).Round(10 * time.Millisecond)})
 	set("x-ratelimit-remaining-tokens-minute", strconv.Itoa(remTok))
-	set("x-ratelimit-reset-requests-day", strconv.FormatFloat(nextUTCMidnight(now).Sub(now).Seconds(), 'f', 2, 64))
 	set("x-ratelimit-reset-tokens-minute", strconv.FormatFloat(resetTok, 'f', 2, 64))
 }

@@ -3,7 +3,6 @@ package transport_test
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -113,88 +112,10 @@ func TestParseEpoch(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
-	tests := []struct {
-		status    int
-		rateLimit bool
-		scope     chain.Scope
-		want      chain.Outcome
-	}{
-		{429, false, chain.ScopeNone, chain.OutcomeRateLimited},
-		{429, false, chain.ScopeMinute, chain.OutcomeRateLimited},
-		{429, false, chain.ScopeDay, chain.OutcomeQuotaExhausted},
-		{413, true, chain.ScopeMinute, chain.OutcomeRateLimited},
-		{413, false, chain.ScopeNone, chain.OutcomeBadRequest},
-		{500, false, "", chain.OutcomeServerError},
-		{502, false, "", chain.OutcomeServerError},
-		{503, false, "", chain.OutcomeServerError},
-		{504, false, "", chain.OutcomeServerError},
-		{529, false, "", chain.OutcomeServerError},
-		{401, false, "", chain.OutcomeAuthError},
-		{403, false, "", chain.OutcomeAuthError},
-		{400, false, "", chain.OutcomeBadRequest},
-		{404, false, "", chain.OutcomeBadRequest},
-		{422, false, "", chain.OutcomeBadRequest},
-		{402, false, "", chain.OutcomeError},
-		{418, false, "", chain.OutcomeError},
-	}
-	for _, tt := range tests {
-		if got := transport.Classify(tt.status, tt.rateLimit, tt.scope); got != tt.want {
-			t.Errorf("Classify(%d, %v, %q) = %q, want %q", tt.status, tt.rateLimit, tt.scope, got, tt.want)
-		}
-	}
-}
-
-func TestScopeFromText(t *testing.T) {
-	tests := []struct {
-		in   string
-		want chain.Scope
-	}{
-		{"GenerateRequestsPerDayPerProjectPerModel-FreeTier", chain.ScopeDay},
-		{"GenerateContentInputTokensPerModelPerMinute-FreeTier", chain.ScopeMinute},
-		{"Rate limit reached for model x on tokens per day (TPD): Limit 200000", chain.ScopeDay},
-		{"Rate limit reached on requests per day (RPD)", chain.ScopeDay},
-		{"Rate limit reached on tokens per minute (TPM): Limit 12000", chain.ScopeMinute},
-		{"Rate limit exceeded: free-models-per-day. Add 10 credits", chain.ScopeDay},
-		{"Rate limit exceeded: free-models-per-min.", chain.ScopeNone},
-		{"overloaded", chain.ScopeNone},
-	}
-	for _, tt := range tests {
-		if got := transport.ScopeFromText(tt.in); got != tt.want {
-			t.Errorf("ScopeFromText(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestQuotaFromHeaders(t *testing.T) {
-	h := func(kv ...string) http.Header {
-		out := http.Header{}
-		for i := 0; i < len(kv); i += 2 {
-			out.Set(kv[i], kv[i+1])
-		}
-		return out
-	}
-	tests := []struct {
-		name string
-		h    http.Header
-		want chain.QuotaHint
-	}{
-		{"groq", h("x-ratelimit-limit-requests", "1000", "x-ratelimit-remaining-requests", "999", "x-ratelimit-reset-requests", "1m26.4s", "x-ratelimit-remaining-tokens", "11000"), chain.QuotaHint{Remaining: 999, Reset: time.Minute + 26400*time.Millisecond}},
-		{"cerebras", h("x-ratelimit-remaining-requests-day", "14399", "x-ratelimit-reset-requests-day", "33011.38", "x-ratelimit-remaining-tokens-minute", "59000"), chain.QuotaHint{Remaining: 14399, Reset: 33011380 * time.Millisecond}},
-		{"cerebras exhausted", h("x-ratelimit-remaining-requests-day", "0"), chain.QuotaHint{Remaining: 0}},
-		{"none", h("content-type", "application/json"), chain.QuotaHint{Remaining: -1}},
-	}
-	for _, tt := range tests {
-		if got := transport.QuotaFromHeaders(tt.h); got != tt.want {
-			t.Errorf("%s: QuotaFromHeaders = %+v, want %+v", tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestScrubAndRedact(t *testing.T) {
 	const key = "sk-live-SECRET123456"
 	in := fmt.Sprintf(`Post "https://x.test/v1?key=AIzaOTHER&alt=sse": invalid key %s; Authorization: Bearer %s`, key, "abcdefghijklmnop")
-	got := transport.Scrub(in, key, "")
+	got := chain.Scrub(in, key, "")
 	for _, bad := range []string{key, "AIzaOTHER", "abcdefghijklmnop"} {
 		if strings.Contains(got, bad) {
 			t.Fatalf("Scrub left %q in %q", bad, got)
@@ -293,7 +214,7 @@ func TestDelays(t *testing.T) {
 		{"epoch seconds from now", func(d *transport.Delays) { d.Epoch("X-RateLimit-Reset", "60", now) },
 			time.Minute, time.Time{}, "X-RateLimit-Reset: 60"},
 		{"key scrubbed, long value clipped", func(d *transport.Delays) { d.RetryAfter(key+strings.Repeat(" x", 200), now) },
-			transport.MaxDelay, time.Time{}, "Retry-After: " + transport.Redacted + strings.Repeat(" x", 48) + "…"},
+			transport.MaxDelay, time.Time{}, "Retry-After: " + chain.Redacted + strings.Repeat(" x", 48) + "…"},
 		{"key past the clip", func(d *transport.Delays) { d.RetryAfter(strings.Repeat("y", 110)+key, now) },
 			transport.MaxDelay, time.Time{}, "Retry-After: " + strings.Repeat("y", 107) + "…"},
 	}

@@ -94,7 +94,7 @@ func (ds *Delays) Fill(pe *chain.ProviderError, key string) {
 	pe.ResetAt = ds.reset
 	raw := make([]string, len(ds.raw))
 	for i, r := range ds.raw {
-		raw[i] = clip(Scrub(r, key)) // scrubbed first: a clip must not cut a key out of Scrub's sight
+		raw[i] = clip(chain.Scrub(r, key)) // scrubbed first: a clip must not cut a key out of Scrub's sight
 	}
 	pe.RetryRaw = strings.Join(raw, "; ")
 }

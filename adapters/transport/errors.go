@@ -64,9 +64,11 @@ func (e *Error) Unwrap() []error {
 	return []error{e.Kind, e.Err}
 }
 
-// FailureOutcome maps a transport-level failure to its call outcome: dial
-// failures (timeouts and refusals alike: no HTTP exchange could start) to
-// timeout_connect, the three stream timers to their outcomes, the caller's
+// FailureOutcome maps a transport-level failure to its call outcome: a
+// dial or TLS handshake that ran out of time to timeout_connect, one that
+// failed (DNS failure, refused, unreachable, TLS failure: no HTTP exchange
+// could start) to connect_failed, the three stream timers to their
+// outcomes, the caller's
 // context deadline to timeout_total, a broken connection to stream_broken,
 // an oversized body or a cancelled context to error. ok is false when err is
 // not a transport failure: an answer outside 2xx (ErrStatus), which the
@@ -75,8 +77,10 @@ func FailureOutcome(err error) (outcome chain.Outcome, ok bool) {
 	switch {
 	case err == nil:
 		return "", false
-	case errors.Is(err, ErrConnectTimeout), errors.Is(err, ErrConnect):
+	case errors.Is(err, ErrConnectTimeout):
 		return chain.OutcomeTimeoutConnect, true
+	case errors.Is(err, ErrConnect):
+		return chain.OutcomeConnectFailed, true
 	case errors.Is(err, ErrFirstTokenTimeout):
 		return chain.OutcomeTimeoutFirstToken, true
 	case errors.Is(err, ErrIdleTimeout):
@@ -92,8 +96,8 @@ func FailureOutcome(err error) (outcome chain.Outcome, ok bool) {
 }
 
 // Failure starts the typed error of a failed call from what the transport
-// saw: provider name, status, first-token time, quota headers and the
-// partial text. When the transport itself failed (timeout, refused or lost
+// saw: provider name, status, first-token time and the partial text (the
+// adapter reads the quota headers with its provider's profile). When the transport itself failed (timeout, refused or lost
 // connection, oversized body, cancelled context) that failure wins over
 // whatever the SDK made of it, and done is true: the error is complete.
 // Otherwise the caller classifies the SDK's error into the returned value.
@@ -104,7 +108,7 @@ func Failure(name string, ex *Exchange, err error, partial, key string) (pe *cha
 		Status:     ex.Status(),
 		Partial:    partial,
 		FirstToken: ex.FirstByte(),
-		Quota:      QuotaFromHeaders(ex.Header()),
+		Quota:      chain.QuotaHint{Remaining: -1},
 	}
 	cause := err
 	if terr := ex.Err(); terr != nil {
@@ -112,7 +116,7 @@ func Failure(name string, ex *Exchange, err error, partial, key string) (pe *cha
 	}
 	if outcome, ok := FailureOutcome(cause); ok {
 		pe.Outcome = outcome
-		pe.Message = Scrub(cause.Error(), key)
+		pe.Message = chain.Scrub(cause.Error(), key)
 		pe.Cause = Redact(cause, key)
 		return pe, true
 	}

@@ -5,8 +5,9 @@
 // timings, a copy of the body) in an Exchange that the adapter puts in the
 // request context, so adapters can read what the SDKs drop: OpenRouter's
 // usage.cost, error bodies the SDK does not parse, rate-limit headers. It
-// also holds the classification helpers both adapters share. It decides no
-// retries.
+// also holds the parsers of waits and resets both adapters share (what a
+// provider's answers mean is its profile, in adapters/profile). It decides
+// no retries.
 package transport
 
 import (

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -185,9 +186,39 @@ func TestConnectRefused(t *testing.T) {
 	l.Close()
 	tr := transport.New("p", chain.Timeouts{Connect: 5 * time.Second})
 	ex, _, err := get(t, tr, context.Background(), "http://"+addr+"/")
-	wantOutcome(t, err, transport.ErrConnect, chain.OutcomeTimeoutConnect)
-	if errors.Is(err, transport.ErrConnectTimeout) || ex.Status() != 0 {
+	wantOutcome(t, err, transport.ErrConnect, chain.OutcomeConnectFailed)
+	if errors.Is(err, transport.ErrConnectTimeout) || ex.Status() != 0 || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("refusal reported as %v (status %d)", err, ex.Status())
+	}
+}
+
+// TestConnectTLSFailure: a server whose certificate is not trusted is a
+// connection that could not be made (connect_failed), with the TLS
+// library's words, not a timeout.
+func TestConnectTLSFailure(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "{}") }))
+	defer srv.Close()
+	tr := transport.New("p", chain.Timeouts{Connect: 5 * time.Second})
+	ex, _, err := get(t, tr, context.Background(), srv.URL+"/")
+	wantOutcome(t, err, transport.ErrConnect, chain.OutcomeConnectFailed)
+	if ex.Status() != 0 || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("TLS failure reported as %v (status %d)", err, ex.Status())
+	}
+}
+
+// TestConnectDNSFailure: a name the resolver does not know is a connection
+// that could not be made (connect_failed) with the resolver's words ("no
+// such host"), not a timeout. It needs a resolver that answers; without
+// one the test is skipped.
+func TestConnectDNSFailure(t *testing.T) {
+	tr := transport.New("p", chain.Timeouts{Connect: 5 * time.Second})
+	ex, _, err := get(t, tr, context.Background(), "https://generativelanguage.invalid/")
+	if err == nil || !strings.Contains(err.Error(), "no such host") {
+		t.Skipf("this machine's resolver gave no NXDOMAIN for a .invalid name (%v): nothing to test", err)
+	}
+	wantOutcome(t, err, transport.ErrConnect, chain.OutcomeConnectFailed)
+	if ex.Status() != 0 {
+		t.Fatalf("status %d", ex.Status())
 	}
 }
 

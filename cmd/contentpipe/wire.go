@@ -15,6 +15,7 @@ import (
 
 	"github.com/contentpipe/contentpipe/adapters/gemini"
 	"github.com/contentpipe/contentpipe/adapters/openai"
+	"github.com/contentpipe/contentpipe/adapters/profile"
 	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
@@ -215,7 +216,8 @@ func buildLink(ctx context.Context, l config.Link) (*chain.Link, error) {
 		cl.Provider = c
 	default:
 		cl.Family = "openai"
-		c, err := openai.New(openai.Config{Name: l.Name, Model: l.Model, APIKey: l.APIKey, BaseURL: l.BaseURL, JSONMode: l.JSONMode, Timeouts: to})
+		c, err := openai.New(openai.Config{Name: l.Name, Model: l.Model, APIKey: l.APIKey, BaseURL: l.BaseURL, JSONMode: l.JSONMode,
+			Provider: profile.ID(l.Provider), Timeouts: to})
 		if err != nil {
 			return nil, fmt.Errorf("link %s: %w", l.Name, err)
 		}

@@ -131,14 +131,18 @@ var failureOutcomes = map[chain.Outcome]bool{
 	chain.OutcomeAuthError: true, chain.OutcomeTimeoutConnect: true, chain.OutcomeTimeoutFirstToken: true,
 	chain.OutcomeTimeoutIdle: true, chain.OutcomeTimeoutTotal: true, chain.OutcomeStreamBroken: true,
 	chain.OutcomeBlocked: true, chain.OutcomeBadRequest: true, chain.OutcomeError: true,
+	chain.OutcomeTooLarge: true, chain.OutcomeMisconfigured: true, chain.OutcomeConnectFailed: true,
+	chain.OutcomeRejected: true,
 }
 
 // OutcomeOf calls p once and checks the adapter contract for an answer with
 // this status: a success only for a 2xx with that status; every failure one
 // *chain.ProviderError with one known failure outcome, a status that is the
 // one sent (or 0), a non-negative wait and quota, and no key in any text; a
-// 429 is a rate limit and a 401/403 an auth error unless rateCode says the
-// body names a rate limit; a final status that is neither 2xx, 4xx nor 5xx
+// 429 is a rate limit (or, by its words, a request too large or a
+// misconfigured link) and a 401/403 an auth error (or, by its words, a
+// refused content or a misconfigured link) unless rateCode says the body
+// names a rate limit; a final status that is neither 2xx, 4xx nor 5xx
 // (101, 3xx, 600 and up) is an error whatever the body says. It returns
 // the outcome (OutcomeOK for an answer).
 func OutcomeOf(t *testing.T, p chain.Provider, req chain.Request, status int, key string, rateCode bool) chain.Outcome {
@@ -171,12 +175,21 @@ func OutcomeOf(t *testing.T, p chain.Provider, req chain.Request, status int, ke
 	switch {
 	case pe.Status != status && pe.Status != 0:
 		t.Fatalf("status %d recorded as %d", status, pe.Status)
-	case status == 429 && pe.Outcome != chain.OutcomeRateLimited && pe.Outcome != chain.OutcomeQuotaExhausted:
+	case status == 429 && !oneOf(pe.Outcome, chain.OutcomeRateLimited, chain.OutcomeQuotaExhausted, chain.OutcomeTooLarge, chain.OutcomeMisconfigured):
 		t.Fatalf("429 → %q", pe.Outcome)
-	case (status == 401 || status == 403) && !rateCode && pe.Outcome != chain.OutcomeAuthError:
+	case (status == 401 || status == 403) && !rateCode && !oneOf(pe.Outcome, chain.OutcomeAuthError, chain.OutcomeBlocked, chain.OutcomeMisconfigured):
 		t.Fatalf("%d → %q", status, pe.Outcome)
 	case (status == 101 || status/100 == 3 || status >= 600) && pe.Outcome != chain.OutcomeError:
 		t.Fatalf("%d → %q; a final status outside 2xx, 4xx and 5xx is an error, whatever the body says", status, pe.Outcome)
 	}
 	return pe.Outcome
+}
+
+func oneOf(o chain.Outcome, set ...chain.Outcome) bool {
+	for _, s := range set {
+		if o == s {
+			return true
+		}
+	}
+	return false
 }

@@ -123,6 +123,7 @@ type Link struct {
 	APIKeyEnv string // variable holding the key; "" only for keyless servers
 	APIKey    string // resolved value of APIKeyEnv; never printed
 	BaseURL   string // required for kind openai; optional for gemini
+	Provider  string // profile its answers are read with (README "Real provider answers"); "" = from base_url and name
 	Infra     string // failure domain, for the adjacency warning
 	DailyCap  int    // our requests/day limit; 0 = none
 	// DailyTokens is our input+output tokens/day limit; 0 = none.

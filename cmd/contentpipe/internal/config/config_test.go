@@ -83,6 +83,7 @@ var badConfigs = []badCase{
 	{"key_env_is_secret.yaml", 11, "chain[1].api_key_env: not an environment variable name", "NAME of an environment variable"},
 	{"gemini_no_key_env.yaml", 2, "chain[0] (gemini): the Gemini API needs a key", "api_key_env: GEMINI_API_KEY"},
 	{"bad_kind.yaml", 3, `chain[0] (gemini): unknown kind "gemeni"`, `did you mean "gemini"?`},
+	{"bad_provider.yaml", 10, `chain[1] (fast): provider: unknown provider "grok"`, `did you mean "groq"?`},
 	{"bad_publish_kind.yaml", 2, `publish.kind: unknown kind "wordpres"`, `did you mean "wordpress"?`},
 	{"webhook_no_url.yaml", 1, "publish: kind webhook needs url", "url: https://"},
 	{"webhook_secret_unset.yaml", 4, "publish.secret_env: UNSET_WEBHOOK_SECRET is not set", "export UNSET_WEBHOOK_SECRET="},

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/contentpipe/contentpipe/adapters/profile"
+
 	"errors"
 	"fmt"
 	"os"
@@ -340,6 +342,7 @@ func (p *loader) link(r rawLink, path string, seen map[string]int) (Link, linkPo
 			"%s: kind openai needs base_url", where)
 	}
 	p.check(l.BaseURL == "" || isHTTPURL(l.BaseURL), path+".base_url", "give an absolute http:// or https:// URL, or \"\" for the provider's default", "%s: base_url is not an http(s) URL", where)
+	p.provider(&l, r.Provider, path, where)
 	p.apiKey(&l, r, path, where)
 	set(&l.Infra, r.Infra)
 	for _, n := range []struct {
@@ -468,4 +471,22 @@ func (p *loader) budget(r rawBudget) {
 				"%s: no known price for model %q while a money budget is set (the built-in table of %s does not list it)", nameOf(path, l.Name), l.Model, PricesAsOf)
 		}
 	}
+}
+
+// provider resolves `provider:`: one of the profiles, matching the link's
+// kind; empty picks it from base_url and name (profile.Detect).
+func (p *loader) provider(l *Link, raw *string, path, where string) {
+	set(&l.Provider, raw)
+	if l.Provider == "" || !contains(linkKinds, l.Kind) {
+		return
+	}
+	var names []string
+	for _, id := range profile.IDs() {
+		if profile.Must(id).Kind == profile.Kind(l.Kind) {
+			names = append(names, string(id))
+		}
+	}
+	_, err := profile.Resolve(profile.Kind(l.Kind), profile.ID(l.Provider), l.Name, l.BaseURL)
+	p.check(err == nil, path+".provider", suggest(l.Provider, names, "providers of kind "+l.Kind),
+		"%s: provider: %v", where, err)
 }

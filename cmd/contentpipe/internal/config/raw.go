@@ -71,6 +71,7 @@ type rawLink struct {
 	Model     *string      `yaml:"model"`
 	APIKeyEnv *envVar      `yaml:"api_key_env"`
 	BaseURL   *string      `yaml:"base_url"`
+	Provider  *string      `yaml:"provider"`
 	Infra     *string      `yaml:"infra"`
 	DailyCap  *wholeNumber `yaml:"daily_cap"`
 	DailyTok  *wholeNumber `yaml:"daily_tokens"`
