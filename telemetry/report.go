@@ -378,26 +378,33 @@ func (s *Store) reportSkips(ctx context.Context, d *ReportData, from, to string)
 }
 
 func (s *Store) reportHealth(ctx context.Context, d *ReportData, from, to string) error {
-	return s.each(ctx, `SELECT ts, provider, model, ok, http_status, latency_ms, first_token_ms, outcome, detail
+	return s.each(ctx, `SELECT `+healthColumns+`
 FROM health_checks WHERE ts >= ? AND ts < ? ORDER BY ts, id`, []any{from, to}, func(r *sql.Rows) error {
-		var (
-			h       HealthCheck
-			ts      string
-			lat, ft int64
-			outcome string
-		)
-		if err := r.Scan(&ts, &h.Provider, &h.Model, &h.OK, &h.HTTPStatus, &lat, &ft, &outcome, &h.Detail); err != nil {
-			return err
-		}
-		var err error
-		if h.TS, err = ParseTime(ts); err != nil {
-			return err
-		}
-		h.Latency, h.FirstToken = time.Duration(lat)*time.Millisecond, time.Duration(ft)*time.Millisecond
-		h.Outcome = chain.Outcome(outcome)
+		h, err := scanHealth(r)
 		d.Health = append(d.Health, h)
-		return nil
+		return err
 	})
+}
+
+// healthColumns are the columns scanHealth reads, in its order.
+const healthColumns = "ts, provider, model, ok, http_status, latency_ms, first_token_ms, outcome, detail"
+
+// scanHealth reads one health_checks row of healthColumns.
+func scanHealth(r *sql.Rows) (HealthCheck, error) {
+	var (
+		h       HealthCheck
+		ts      string
+		lat, ft int64
+		outcome string
+	)
+	if err := r.Scan(&ts, &h.Provider, &h.Model, &h.OK, &h.HTTPStatus, &lat, &ft, &outcome, &h.Detail); err != nil {
+		return h, err
+	}
+	var err error
+	h.TS, err = ParseTime(ts)
+	h.Latency, h.FirstToken = time.Duration(lat)*time.Millisecond, time.Duration(ft)*time.Millisecond
+	h.Outcome = chain.Outcome(outcome)
+	return h, err
 }
 
 func (s *Store) reportAlerts(ctx context.Context, d *ReportData, from, to string) error {

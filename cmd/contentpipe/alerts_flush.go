@@ -127,14 +127,18 @@ func spendChecks(cfg *config.Config, links []*chain.Link, now time.Time) []alert
 	return out
 }
 
-// afterRun is the tail of every publishing run: the alert rules, the
-// metrics file, then the outbox flush.
+// afterRun is the tail of every publishing run: the alert rules, the run's
+// summary kept in the database, the metrics file, then the outbox flush.
 func (a *app) afterRun(ctx context.Context, cfg *config.Config, store *telemetry.Store, ch *chain.Chain, opts runOptions, start time.Time, sum chain.Summary, topics []config.Topic) {
 	now := ch.Clock.Now()
 	a.evaluateRules(ctx, cfg, store, ch.Links, now)
 	a.backlogAlert(ctx, cfg, store, topics, now)
+	summary := runSummary(ch.Links, sum, start, now)
+	if err := store.SaveLastRun(context.WithoutCancel(ctx), summary, now); err != nil {
+		a.log.Warn("the last run's metrics", "err", err)
+	}
 	if opts.metricsFile != "" {
-		if err := writeMetrics(opts.metricsFile, runMetrics(context.WithoutCancel(ctx), store, ch.Links, sum, start, now)); err != nil {
+		if err := writeMetrics(opts.metricsFile, runMetrics(context.WithoutCancel(ctx), store, ch.Links, summary, now)); err != nil {
 			a.log.Warn("metrics file", "path", opts.metricsFile, "err", err)
 		}
 	}

@@ -27,10 +27,14 @@ import (
 
 // liveMetrics is the prometheus.Gatherer behind `serve --metrics-addr`.
 // It exposes the very families of the textfiles, so the names cannot
-// drift apart: the run and health families of the last run.prom and
-// health.prom that serve wrote into dir, and the database families
-// (call counters, cap use, last publication, pending alerts) rendered
-// afresh on every scrape. It is safe for concurrent use.
+// drift apart: the run and health families of the last run and health
+// walk, and the database families (call counters, cap use, last
+// publication, pending alerts) rendered afresh on every scrape. The last
+// run and walk are the newer of the textfile serve wrote into dir and the
+// database's record (the run summary every run keeps, each link's newest
+// health_checks row), so a restarted serve, or one whose runs another
+// worker or cron did, shows them before its own first run or walk. It is
+// safe for concurrent use.
 type liveMetrics struct {
 	dir      string        // serve's metrics directory
 	database string        // the config's database, opened read-only per scrape
@@ -50,24 +54,52 @@ func newLiveMetrics(cfg *config.Config, dir string) (*liveMetrics, error) {
 	return m, nil
 }
 
+// lastValues are the run or health families of one source.
+type lastValues struct {
+	file  string // the textfile in dir
+	stamp string // the family whose value says when they were made
+}
+
+var (
+	lastRunValues    = lastValues{"run.prom", "contentpipe_run_last_timestamp_seconds"}
+	lastHealthValues = lastValues{"health.prom", "contentpipe_health_last_timestamp_seconds"}
+)
+
 // Gather implements prometheus.Gatherer.
 func (m *liveMetrics) Gather() ([]*dto.MetricFamily, error) {
 	fams := map[string]*dto.MetricFamily{}
 	var errs []error
-	for _, name := range []string{"run.prom", "health.prom"} {
-		b, err := os.ReadFile(filepath.Join(m.dir, name))
+	files := map[lastValues]map[string]*dto.MetricFamily{}
+	for _, lv := range []lastValues{lastRunValues, lastHealthValues} {
+		b, err := os.ReadFile(filepath.Join(m.dir, lv.file))
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // no run or health walk yet
+			continue // no run or health walk of this serve yet
 		}
+		f := map[string]*dto.MetricFamily{}
 		if err == nil {
-			err = parseFamilies(string(b), fams)
+			err = parseFamilies(string(b), f)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			errs = append(errs, fmt.Errorf("%s: %w", lv.file, err))
+			continue
+		}
+		files[lv] = f
+	}
+	stored, err := m.storeFamilies()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, lv := range []lastValues{lastRunValues, lastHealthValues} {
+		f, db := files[lv], stored[lv]
+		if f == nil || db != nil && stampOf(db, lv.stamp) > stampOf(f, lv.stamp) {
+			f = db
+		}
+		for name, fam := range f {
+			fams[name] = fam
 		}
 	}
-	if err := m.storeFamilies(fams); err != nil {
-		errs = append(errs, err)
+	for name, fam := range stored[lastValues{}] {
+		fams[name] = fam
 	}
 	out := make([]*dto.MetricFamily, 0, len(fams))
 	for _, f := range fams {
@@ -77,21 +109,89 @@ func (m *liveMetrics) Gather() ([]*dto.MetricFamily, error) {
 	return out, errors.Join(errs...)
 }
 
-// storeFamilies replaces the database families in fams with fresh ones.
-func (m *liveMetrics) storeFamilies(fams map[string]*dto.MetricFamily) error {
+// stampOf is the value of the one-sample gauge name in fams (0 = none).
+func stampOf(fams map[string]*dto.MetricFamily, name string) float64 {
+	if f := fams[name]; f != nil && len(f.GetMetric()) > 0 {
+		return f.GetMetric()[0].GetGauge().GetValue()
+	}
+	return 0
+}
+
+// storeFamilies reads the database: the last run's and health walk's
+// families (under lastRunValues and lastHealthValues; absent when the
+// database has none) and the database families rendered now (under the
+// zero lastValues).
+func (m *liveMetrics) storeFamilies() (map[lastValues]map[string]*dto.MetricFamily, error) {
+	out := map[lastValues]map[string]*dto.MetricFamily{}
 	if !dbExists(m.database) {
-		return nil // no database yet: the textfile figures stand
+		return out, nil // no database yet: the textfile figures stand
 	}
 	store, err := telemetry.OpenReadOnly(m.database)
 	if err != nil {
-		return err
+		return out, err
 	}
 	defer store.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	var errs []error
+	add := func(lv lastValues, text string) {
+		f := map[string]*dto.MetricFamily{}
+		if err := parseFamilies(text, f); err != nil {
+			errs = append(errs, fmt.Errorf("%s from the database: %w", lv.file, err))
+			return
+		}
+		out[lv] = f
+	}
+	if summary, ok, err := store.LastRun(ctx); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		add(lastRunValues, summary)
+	}
+	if checks, end, err := m.lastHealth(ctx, store); err != nil {
+		errs = append(errs, err)
+	} else if len(checks) > 0 {
+		add(lastHealthValues, string(healthMetrics(checks, end)))
+	}
 	var p promText
 	writeStoreMetrics(ctx, &p, store, m.links, time.Now())
-	return parseFamilies(p.b.String(), fams)
+	add(lastValues{}, p.b.String())
+	return out, errors.Join(errs...)
+}
+
+// lastHealth is the last health walk of the configured links as the
+// database recorded it (each link's newest health_checks row, in chain
+// order) and when its newest row was written.
+func (m *liveMetrics) lastHealth(ctx context.Context, store *telemetry.Store) ([]chain.HealthCheck, time.Time, error) {
+	rows, err := store.LastHealth(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	byName := map[string]telemetry.HealthCheck{}
+	for _, r := range rows {
+		byName[r.Provider] = r
+	}
+	var (
+		checks []chain.HealthCheck
+		end    time.Time
+	)
+	for _, l := range m.links {
+		r, ok := byName[l.Name]
+		if !ok {
+			continue
+		}
+		h := chain.HealthCheck{TS: r.TS, Provider: r.Provider, Model: r.Model, OK: r.OK, HTTPStatus: r.HTTPStatus,
+			Latency: r.Latency, FirstToken: r.FirstToken, Outcome: r.Outcome, Detail: r.Detail,
+			State: chain.RecordedHealthState(string(r.Outcome), r.OK)}
+		switch sk := chain.SkipReason(r.Outcome); sk {
+		case chain.SkipCap, chain.SkipExhausted, chain.SkipCircuitOpen, chain.SkipHalted, chain.SkipTokens, chain.SkipBudget:
+			h.Skip, h.Outcome = sk, "" // recorded in place of the outcome: not called
+		}
+		checks = append(checks, h)
+		if r.TS.After(end) {
+			end = r.TS
+		}
+	}
+	return checks, end, nil
 }
 
 // parseFamilies parses the Prometheus text format into fams, replacing

@@ -54,10 +54,20 @@ func unix(t time.Time) float64 {
 	return float64(t.UnixNano()) / 1e9
 }
 
-// runMetrics renders a run's figures: jobs by outcome, this run's calls and
-// cost by provider and outcome, the all-time call counters from the
-// database, daily cap use, the last publication, pending alerts.
-func runMetrics(ctx context.Context, store *telemetry.Store, links []*chain.Link, sum chain.Summary, start, end time.Time) []byte {
+// runMetrics renders a run's metrics file: its summary (runSummary), then
+// the figures of the database (writeStoreMetrics) at end.
+func runMetrics(ctx context.Context, store *telemetry.Store, links []*chain.Link, summary string, end time.Time) []byte {
+	p := promText{}
+	p.b.WriteString(summary)
+	writeStoreMetrics(ctx, &p, store, links, end)
+	return []byte(p.b.String())
+}
+
+// runSummary renders a run's own figures: jobs by outcome, its calls and
+// cost by provider and outcome, its wall time and end, whether it halted.
+// The database keeps the last one (telemetry.Store.SaveLastRun) for
+// `serve --metrics-addr`.
+func runSummary(links []*chain.Link, sum chain.Summary, start, end time.Time) string {
 	var p promText
 	p.family("contentpipe_run_jobs", "gauge", "Jobs of the last run by outcome.")
 	jobs := map[string]int{string(chain.JobPublished): sum.Published, string(chain.JobReview): sum.Review, string(chain.JobDeferred): sum.Deferred,
@@ -104,8 +114,7 @@ func runMetrics(ctx context.Context, store *telemetry.Store, links []*chain.Link
 	}
 	p.family("contentpipe_run_halted", "gauge", "1 when the last run halted on an auth failure.")
 	p.sample("contentpipe_run_halted", halted)
-	writeStoreMetrics(ctx, &p, store, links, end)
-	return []byte(p.b.String())
+	return p.b.String()
 }
 
 // writeStoreMetrics adds the figures read from the database: all-time call
