@@ -9,7 +9,10 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -20,9 +23,12 @@ import (
 )
 
 func (a *app) topicsCmd() *cobra.Command {
-	var format string
+	var (
+		format string
+		wide   bool
+	)
 	cmd := &cobra.Command{
-		Use:   "topics [--format table|csv|json]",
+		Use:   "topics [--format table|csv|json] [--wide]",
 		Short: "Every topic of the backlog with its state, and how many days the backlog lasts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -45,10 +51,11 @@ func (a *app) topicsCmd() *cobra.Command {
 			}
 			now := clock.Now()
 			plan := chain.Plan(backlogTopics(cfg, topics), jobs, now)
-			return writeTopics(a.stdout, format, plan, chain.BacklogRunway(plan, perDay(cfg)))
+			return writeTopics(a.stdout, topicsView{format: format, wide: wide, dir: cfg.Dir}, plan, chain.BacklogRunway(plan, perDay(cfg)))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, csv or json")
+	cmd.Flags().BoolVar(&wide, "wide", false, "table: every column (topic, job, not_before, repeat, published_at, provider, location, deferrals) instead of what fits 100 columns")
 	return cmd
 }
 
@@ -143,14 +150,30 @@ func runwayText(r chain.Runway) string {
 	return s
 }
 
-// writeTopics writes the plan in format; table adds the runway line, json
-// is {"topics": [...], "runway": {...}}.
-func writeTopics(w io.Writer, format string, plan []chain.BacklogEntry, r chain.Runway) error {
+// topicsView is how `topics` prints: the format, --wide, and the config's
+// directory the table shows locations relative to.
+type topicsView struct {
+	format string
+	wide   bool
+	dir    string
+}
+
+// TableWidth is the width the default tables fit (`topics`, `simulate`);
+// --wide prints every column instead.
+const TableWidth = 100
+
+// writeTopics writes the plan in the view's format; table adds the runway
+// line, json is {"topics": [...], "runway": {...}}. The table shows
+// locations relative to the config's directory, and without --wide only
+// the job, its state in words (which carries not_before, deferrals, and
+// when and by which link it was published), the priority when one is set,
+// and the title cut to fit TableWidth.
+func writeTopics(w io.Writer, v topicsView, plan []chain.BacklogEntry, r chain.Runway) error {
 	rows := make([][]any, 0, len(plan))
 	for _, e := range plan {
 		rows = append(rows, topicRow(e))
 	}
-	switch format {
+	switch v.format {
 	case "json":
 		list := make([]map[string]any, 0, len(rows))
 		for _, row := range rows {
@@ -169,11 +192,88 @@ func writeTopics(w io.Writer, format string, plan []chain.BacklogEntry, r chain.
 		return enc.Encode(map[string]any{"topics": list, "runway": map[string]any{
 			"left": r.Left, "per_day": r.PerDay, "days": days, "recurring": r.Repeats, "text": runwayText(r)}})
 	case "csv":
-		return telemetry.WriteTable(w, topicsColumns(), rows, format)
+		return telemetry.WriteTable(w, topicsColumns(), rows, v.format)
 	}
-	if err := telemetry.WriteTable(w, topicsColumns(), rows, format); err != nil {
+	cols := topicsColumns()
+	for _, row := range rows {
+		row[8] = relativeTo(v.dir, row[8].(string))
+	}
+	if !v.wide {
+		cols, rows = narrowTopics(plan, rows)
+	}
+	if err := telemetry.WriteTable(w, cols, rows, v.format); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, runwayText(r))
 	return err
+}
+
+// narrowTopics is the default table: job, state (with when and by whom it
+// was published), priority when any topic has one, and the title cut with
+// "…" to what TableWidth leaves.
+func narrowTopics(plan []chain.BacklogEntry, wide [][]any) ([]string, [][]any) {
+	prio := false
+	for _, row := range wide {
+		prio = prio || row[3].(int64) != 0
+	}
+	cols := []string{"job", "state"}
+	if prio {
+		cols = append(cols, "priority")
+	}
+	cols = append(cols, "title")
+	rows := make([][]any, len(wide))
+	used := make([]int, len(cols)-1) // the widths of the columns before the title
+	for i, row := range wide {
+		state := row[2].(string)
+		switch p := row[7].(string); plan[i].State {
+		case chain.TopicPublished:
+			state = strings.TrimSpace("published " + row[6].(string))
+			if p != "" {
+				state += " by " + p
+			}
+		case chain.TopicReview:
+			if p != "" {
+				state += " (" + p + ")"
+			}
+		}
+		rows[i] = []any{row[1], state}
+		if prio {
+			rows[i] = append(rows[i], row[3])
+		}
+		for c := range used {
+			used[c] = max(used[c], utf8.RuneCountInString(cols[c]), utf8.RuneCountInString(fmt.Sprint(rows[i][c])))
+		}
+		rows[i] = append(rows[i], row[10])
+	}
+	room := TableWidth
+	for _, u := range used {
+		room -= u + 2
+	}
+	for _, row := range rows {
+		row[len(row)-1] = cut(row[len(row)-1].(string), max(room, 12))
+	}
+	return cols, rows
+}
+
+// cut shortens s to at most n runes, ending in "…" when it was longer.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimRight(string(r[:n-1]), " ") + "…"
+}
+
+// relativeTo is path relative to dir when it lies inside dir (a location
+// under the config's directory); anything else (another directory, a URL)
+// as it is.
+func relativeTo(dir, path string) string {
+	if dir == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
 }

@@ -5,11 +5,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/data"
 )
 
 // goldenTopics is a backlog in every state, at a fixed now.
@@ -42,7 +45,7 @@ func TestTopicsGolden(t *testing.T) {
 	plan, runway := goldenTopics()
 	for _, format := range []string{"table", "csv", "json"} {
 		var b bytes.Buffer
-		if err := writeTopics(&b, format, plan, runway); err != nil {
+		if err := writeTopics(&b, topicsView{format: format}, plan, runway); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", "topics", format+".golden")
@@ -76,6 +79,64 @@ func TestRunwayText(t *testing.T) {
 	} {
 		if got := runwayText(c.r); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestTopicsFitTerminal: the demo backlog with its longest titles, half of
+// it published by the longest link name to long absolute paths under the
+// config's directory: the default table fits TableWidth columns and shows
+// no absolute path; --wide has every column and the paths relative to the
+// config's directory.
+func TestTopicsFitTerminal(t *testing.T) {
+	topics, err := config.ParseTopics("data/demo-topics.yaml", data.DemoTopics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	dir := filepath.Join(t.TempDir(), "a", "rather", "long", "home", "of", "the", "config")
+	jobs := map[string]chain.JobRecord{}
+	for i, tp := range topics {
+		if i%2 == 0 {
+			jobs[tp.ID] = chain.JobRecord{ID: tp.ID, Status: chain.JobPublished, Provider: "openrouter", PublishedAt: now,
+				Location: filepath.Join(dir, "out", "2026-12-02", strings.ToLower(strings.ReplaceAll(tp.Title, " ", "-"))+".md")}
+		}
+	}
+	topics[1].Priority, topics[3].Repeat = 2, config.RepeatWeekly
+	cfg := &config.Config{Job: config.Job{PostsPerRun: 4, Language: "en", TargetWords: 1500}}
+	plan := chain.Plan(backlogTopics(cfg, topics), jobs, now)
+	for _, wide := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := writeTopics(&b, topicsView{format: "table", wide: wide, dir: dir}, plan, chain.BacklogRunway(plan, perDay(cfg))); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if strings.Contains(out, dir) {
+			t.Errorf("wide=%v: the table shows the config's directory %s instead of paths relative to it:\n%s", wide, dir, out)
+		}
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		widest := 0
+		for _, l := range lines {
+			widest = max(widest, utf8.RuneCountInString(l))
+		}
+		if !wide {
+			if widest > TableWidth {
+				t.Errorf("the default table is %d columns wide, more than %d:\n%s", widest, TableWidth, out)
+			}
+			for _, want := range []string{"published 2026-12-02 06:00 by openrouter", "priority", "…"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the default table lacks %q:\n%s", want, out)
+				}
+			}
+			continue
+		}
+		for _, c := range topicsColumns() {
+			if !strings.Contains(lines[0], c) {
+				t.Errorf("--wide lacks the column %s:\n%s", c, lines[0])
+			}
+		}
+		if !strings.Contains(out, filepath.Join("out", "2026-12-02", "home-composting")) || strings.Contains(out, "…") {
+			t.Errorf("--wide lacks a relative location or cuts a cell:\n%s", out)
 		}
 	}
 }
