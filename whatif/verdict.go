@@ -95,7 +95,15 @@ func fmtSeconds(v float64) string {
 
 // Verdict says in words which strategy wins on which figure and why, and
 // what the operator should change in the config. It reads only the report.
-func (r *Report) Verdict() []string {
+func (r *Report) Verdict() []string { return r.VerdictWith(nil) }
+
+// VerdictWith is Verdict beside the order advice printed with it (nil =
+// none): a sentence about the chain's order then says what the advice
+// says, instead of endorsing an order the advice does not. Every sentence
+// is derived from the figures of the table it sits under: a baseline is
+// said to lose or win a figure only when the figures differ by more than
+// a tie, and each reason given names the figures it explains.
+func (r *Report) VerdictWith(adv *Advice) []string {
 	if len(r.Rows) < 2 {
 		return nil
 	}
@@ -138,53 +146,77 @@ func (r *Report) Verdict() []string {
 		}
 		out = append(out, r.versus(c, b))
 	}
-	return append(out, r.advice(c)...)
+	return append(out, r.advice(c, adv)...)
 }
 
-// versus explains one baseline against the chain.
+// outcome is how a baseline fared against the chain, figure by figure.
+type outcome struct {
+	loses, wins []string        // "name (baseline vs chain)" of each figure lost or won
+	lost, won   map[string]bool // by figure name
+}
+
+// publishesLess reports whether the baseline lost jobs or days to the chain.
+func (o outcome) publishesLess() bool { return o.lost["success"] || o.lost["blackout days"] }
+
+// versus explains one baseline against the chain: what it loses and wins,
+// and why it loses (a reason only for the figures it explains).
 func (r *Report) versus(c, b *Row) string {
-	loses, wins := compare(c, b)
-	var why string
+	o := compare(c, b)
+	var why []string
 	m := r.Mechanisms
 	switch b.Scenario {
 	case ScenarioSingle:
-		why = fmt.Sprintf("it has nobody to fall back to when %s is down or out of quota", b.Order[0])
+		if o.publishesLess() || o.lost["p95 publish"] {
+			why = append(why, fmt.Sprintf("it has nobody to fall back to when %s is down or out of quota", b.Order[0]))
+		}
 	case ScenarioCostOrder:
 		shared := sharedPrefix(b.Order, m.Domains)
 		switch {
-		case shared != "" && m.SlowOutages:
-			why = fmt.Sprintf("its first links share the failure domain %s, and when it stalls each dead link costs its timeout, so the job deadline runs out before the independent provider is reached", shared)
-		case shared != "":
-			why = fmt.Sprintf("its first links share the failure domain %s, so one incident takes out several of its tries at once", shared)
-		default:
-			why = "its order follows prices, not failure domains, and it loses nothing to that here because its first links fail fast and on their own"
+		case o.publishesLess() && shared != "" && m.SlowOutages:
+			why = append(why, fmt.Sprintf("its first links share the failure domain %s, and when it stalls each dead link costs its timeout, so the job deadline runs out before the independent provider is reached", shared))
+		case o.publishesLess() && shared != "":
+			why = append(why, fmt.Sprintf("its first links share the failure domain %s, so one incident takes out several of its tries at once", shared))
+		case o.publishesLess():
+			why = append(why, fmt.Sprintf("its order follows prices, and its first link %s publishes less on time than the chain's %s", b.Order[0], c.Order[0]))
+		case o.lost["quality"]:
+			why = append(why, "its order follows prices, not failure domains, and that costs it no jobs here")
 		}
-		if b.MeanQuality < c.MeanQuality-0.3 {
-			why += fmt.Sprintf("; its first link %s writes most of its articles, so its quality (%.1f against %.1f) is what gets published", b.Order[0], b.MeanQuality, c.MeanQuality)
+		if o.lost["quality"] {
+			why = append(why, fmt.Sprintf("its first link %s writes most of its articles, so its quality (%.1f against %.1f) is what gets published", b.Order[0], b.MeanQuality, c.MeanQuality))
 		}
 	case ScenarioNaive:
-		why = fmt.Sprintf("it retries at once and remembers nothing (%d calls against the chain's %d)", b.Calls, c.Calls)
-		if m.RetryStorm {
-			why += "; retries into a 429 count against the allowance and lengthen the throttle or earn a ban, so a burst becomes an hour without the provider"
+		switch {
+		case len(o.loses) > 0 && b.Calls > c.Calls:
+			why = append(why, fmt.Sprintf("it retries at once and remembers nothing (%d calls against the chain's %d)", b.Calls, c.Calls))
+		case len(o.loses) > 0:
+			why = append(why, "it retries at once and remembers nothing")
 		}
-		if m.SlowOutages {
-			why += "; three tries at a stalled provider spend the deadline"
+		if m.RetryStorm && o.publishesLess() {
+			why = append(why, "retries into a 429 count against the allowance and lengthen the throttle or earn a ban, so a burst becomes an hour without the provider")
 		}
+		if m.SlowOutages && (o.lost["success"] || o.lost["p95 publish"]) {
+			why = append(why, "three tries at a stalled provider spend the deadline")
+		}
+	}
+	reason := ""
+	if len(why) > 0 {
+		reason = ": " + strings.Join(why, "; ")
 	}
 	switch {
-	case len(loses) == 0 && len(wins) == 0:
+	case len(o.loses) == 0 && len(o.wins) == 0:
 		return fmt.Sprintf("%s ties with the chain on every figure: this fault model cannot tell them apart", b.Scenario)
-	case len(loses) == 0:
-		return fmt.Sprintf("%s beats the chain on %s and loses on nothing: the mechanisms it ignores cost it nothing in this model", b.Scenario, strings.Join(wins, ", "))
-	case len(wins) == 0:
-		return fmt.Sprintf("%s loses to the chain on %s: %s", b.Scenario, strings.Join(loses, ", "), why)
+	case len(o.loses) == 0:
+		return fmt.Sprintf("%s beats the chain on %s and loses on nothing: the mechanisms it ignores cost it nothing in this model", b.Scenario, strings.Join(o.wins, ", "))
+	case len(o.wins) == 0:
+		return fmt.Sprintf("%s loses to the chain on %s%s", b.Scenario, strings.Join(o.loses, ", "), reason)
 	}
-	return fmt.Sprintf("%s loses to the chain on %s and beats it on %s: %s", b.Scenario, strings.Join(loses, ", "), strings.Join(wins, ", "), why)
+	return fmt.Sprintf("%s loses to the chain on %s and beats it on %s%s", b.Scenario, strings.Join(o.loses, ", "), strings.Join(o.wins, ", "), reason)
 }
 
 // compare lists the figures on which baseline b loses to (and beats) the
-// chain c, with both values.
-func compare(c, b *Row) (loses, wins []string) {
+// chain c, with both values; a tie is neither.
+func compare(c, b *Row) outcome {
+	o := outcome{lost: map[string]bool{}, won: map[string]bool{}}
 	for _, f := range figures {
 		cv, bv := f.value(c), f.value(b)
 		if f.tie(cv, bv, c.Jobs) {
@@ -192,12 +224,12 @@ func compare(c, b *Row) (loses, wins []string) {
 		}
 		s := fmt.Sprintf("%s (%s vs %s)", f.name, f.format(bv), f.format(cv))
 		if f.better(cv, bv) {
-			loses = append(loses, s)
+			o.loses, o.lost[f.name] = append(o.loses, s), true
 		} else {
-			wins = append(wins, s)
+			o.wins, o.won[f.name] = append(o.wins, s), true
 		}
 	}
-	return loses, wins
+	return o
 }
 
 // domainNeighbours counts the neighbours of order that share a failure
@@ -250,40 +282,27 @@ func sharedPrefix(order []string, domains map[string]string) string {
 }
 
 // advice is what the operator should change, from the chain's row and the
-// baselines'.
-func (r *Report) advice(c *Row) []string {
+// baselines' (and the order advice printed beside it, nil = none).
+func (r *Report) advice(c *Row, adv *Advice) []string {
 	var out []string
-	co, nv := r.Row(ScenarioCostOrder), r.Row(ScenarioNaive)
-	if co != nil {
-		loses, wins := compare(c, co)
-		lost := func(name string) bool {
-			for _, l := range loses {
-				if strings.HasPrefix(l, name+" (") {
-					return true
-				}
-			}
-			return false
-		}
-		switch {
-		case !lost("success") && !lost("blackout days") && len(wins) > 0:
-			q := ""
-			if lost("quality") {
-				q = fmt.Sprintf(" if a mean quality of %.1f instead of %.1f is good enough", co.MeanQuality, c.MeanQuality)
-			}
-			out = append(out, fmt.Sprintf("change: cost order (%s) publishes as much under this model and costs $%.2f instead of $%.2f — reorder the chain to it%s, or make this fault model harsher if you do not believe it",
-				strings.Join(co.Order, " → "), co.CostUSD, c.CostUSD, q))
-		case lost("success") || lost("blackout days"):
-			out = append(out, fmt.Sprintf("keep: the risk order (%s); cost order saves $%.2f but loses %.2f%% of the jobs and has %d blackout days against %d. To spend less, lower the first link's daily_budget_usd or daily_cap rather than moving correlated links to the front",
-				strings.Join(c.Order, " → "), c.CostUSD-co.CostUSD, 100*(c.SuccessRate-co.SuccessRate), co.BlackoutDays, c.BlackoutDays))
+	if co := r.Row(ScenarioCostOrder); co != nil {
+		if line := costOrderAdvice(c, co, adv); line != "" {
+			out = append(out, line)
 		}
 	}
 	if now, best, order := domainNeighbours(c.Order, r.Mechanisms.Domains); now > best {
-		out = append(out, fmt.Sprintf("change: %d pair(s) of neighbours in the chain share a failure domain; the order %s has %d", now, strings.Join(order, " → "), best))
+		line := fmt.Sprintf("change: %d pair(s) of neighbours in the chain share a failure domain; the order %s has %d", now, strings.Join(order, " → "), best)
+		if adv.differs() && strings.Join(adv.Suggested, ",") != strings.Join(order, ",") {
+			line += fmt.Sprintf(" (the order advice below, from the failures it saw, supports %s)", strings.Join(adv.Suggested, " → "))
+		}
+		out = append(out, line)
 	} else if now > 0 {
 		out = append(out, fmt.Sprintf("add: %d pair(s) of neighbours share a failure domain and no order of these links separates them; a link on other infrastructure between them is what would help", now))
 	}
-	if nv != nil && len(first(compare(c, nv))) > 0 {
-		out = append(out, "keep: retry.rate_limited waiting the provider's delay (max_retries 2, max_wait 60s); immediate retries lose jobs here")
+	if nv := r.Row(ScenarioNaive); nv != nil {
+		if line := naiveAdvice(c, nv); line != "" {
+			out = append(out, line)
+		}
 	}
 	if r.Drift {
 		switch {
@@ -302,4 +321,73 @@ func (r *Report) advice(c *Row) []string {
 	return out
 }
 
-func first(a, _ []string) []string { return a }
+// differs reports whether the advice judged the order and supports
+// another one than the configured.
+func (a *Advice) differs() bool {
+	return a != nil && a.Enough && len(a.Suggested) > 0 && strings.Join(a.Suggested, ",") != strings.Join(a.Configured, ",")
+}
+
+// costOrderAdvice is the sentence on the chain's order against cost order:
+// reorder when cost order publishes as much and wins something, keep when
+// it publishes less, each clause from a figure that differs.
+func costOrderAdvice(c, co *Row, adv *Advice) string {
+	o := compare(c, co)
+	switch {
+	case !o.publishesLess() && len(o.wins) > 0:
+		gain := "beats it on " + strings.Join(o.wins, ", ")
+		if o.won["cost"] {
+			gain = fmt.Sprintf("costs $%.2f instead of $%.2f", co.CostUSD, c.CostUSD)
+		}
+		q := ""
+		if o.lost["quality"] {
+			q = fmt.Sprintf(" if a mean quality of %.1f instead of %.1f is good enough", co.MeanQuality, c.MeanQuality)
+		}
+		return fmt.Sprintf("change: cost order (%s) publishes as much under this model and %s — reorder the chain to it%s, or make this fault model harsher if you do not believe it",
+			strings.Join(co.Order, " → "), gain, q)
+	case o.publishesLess():
+		var costs []string
+		if o.won["cost"] {
+			costs = append(costs, fmt.Sprintf("saves $%.2f", c.CostUSD-co.CostUSD))
+		}
+		var loses []string
+		if o.lost["success"] {
+			loses = append(loses, fmt.Sprintf("loses %.2f%% of the jobs", 100*(c.SuccessRate-co.SuccessRate)))
+		}
+		if o.lost["blackout days"] {
+			loses = append(loses, fmt.Sprintf("has %d blackout days against %d", co.BlackoutDays, c.BlackoutDays))
+		}
+		what := fmt.Sprintf("the risk order (%s) rather than cost order", strings.Join(c.Order, " → "))
+		if adv.differs() {
+			what = fmt.Sprintf("%s first rather than cost order; for the links behind it, the order advice below supports %s", c.Order[0], strings.Join(adv.Suggested, " → "))
+		}
+		line := "keep: " + what + "; cost order "
+		if len(costs) > 0 {
+			line += costs[0] + " but "
+		}
+		line += strings.Join(loses, " and ")
+		if o.won["cost"] {
+			line += ". To spend less, lower the first link's daily_budget_usd or daily_cap rather than moving correlated links to the front"
+		}
+		return line
+	}
+	return ""
+}
+
+// naiveAdvice is the sentence on retry.rate_limited from the naive row:
+// waiting is kept only for what immediate retries lost here.
+func naiveAdvice(c, nv *Row) string {
+	o := compare(c, nv)
+	switch {
+	case o.lost["success"]:
+		return fmt.Sprintf("keep: retry.rate_limited waiting the provider's delay; immediate retries lose jobs here (success %s vs %s)", pct2(nv.SuccessRate), pct2(c.SuccessRate))
+	case o.won["success"]:
+		return fmt.Sprintf("consider: immediate retries published more here (success %s vs %s): this fault model does not punish retrying at once; shorten retry.rate_limited.wait, or make its rate limits harsher (rate_limit.penalty, ban_after) if you do not believe it", pct2(nv.SuccessRate), pct2(c.SuccessRate))
+	case o.lost["blackout days"]:
+		return fmt.Sprintf("keep: retry.rate_limited waiting the provider's delay; immediate retries publish as many jobs here but leave more blackout days (%d vs %d)", nv.BlackoutDays, c.BlackoutDays)
+	case len(o.loses) > 0:
+		return fmt.Sprintf("keep: retry.rate_limited waiting the provider's delay; immediate retries publish as many jobs here and lose on %s", strings.Join(o.loses, ", "))
+	}
+	return ""
+}
+
+func pct2(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }

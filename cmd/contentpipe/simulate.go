@@ -164,7 +164,7 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	if o.format == "json" {
 		return writeSimJSON(a.stdout, o, rep, adv)
 	}
-	writeSimTable(a.stdout, o, rep, time.Since(started))
+	writeSimTable(a.stdout, o, rep, adv, time.Since(started))
 	if adv != nil {
 		fmt.Fprintln(a.stdout)
 		fmt.Fprint(a.stdout, adv.Text())
@@ -400,7 +400,7 @@ func dur(d time.Duration) string {
 }
 
 // writeSimTable prints the one table of all scenarios and the targets.
-func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, took time.Duration) {
+func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, adv *whatif.Advice, took time.Duration) {
 	fmt.Fprintf(w, "simulate: %d days × %d posts/day from %s, seed %d, faults %s (%s)\n\n",
 		rep.Days, rep.PostsPerDay, rep.Start.Format("2006-01-02"), rep.Seed, o.faults, took.Round(10*time.Millisecond))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
@@ -436,7 +436,7 @@ func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, took time
 		pct(c.SuccessRate), pct(s.SuccessRate), c.BlackoutDays, s.BlackoutDays, 100*costDelta, 100*wasteRel, 100*(c.MeanQuality/s.MeanQuality-1))
 	fmt.Fprintf(w, "targets: success ≥ 99.9%% %s; 0 blackout days %s; cost ≤ +15%% %s; wasted ≤ 5%% %s\n",
 		mark(c.SuccessRate >= 0.999), mark(c.BlackoutDays == 0), mark(costDelta <= 0.15), mark(wasteRel <= 0.05))
-	if v := rep.Verdict(); len(v) > 0 {
+	if v := rep.VerdictWith(adv); len(v) > 0 {
 		fmt.Fprintln(w, "\nverdict (which strategy wins on which figure, and why):")
 		for _, line := range v {
 			fmt.Fprintf(w, "  %s\n", line)
@@ -466,7 +466,7 @@ func spendCell(r whatif.Row) string {
 }
 
 func writeSimJSON(w io.Writer, o simulateOptions, rep *whatif.Report, adv *whatif.Advice) error {
-	out := map[string]any{"faults": o.faults, "report": rep, "verdict": rep.Verdict()}
+	out := map[string]any{"faults": o.faults, "report": rep, "verdict": rep.VerdictWith(adv)}
 	if adv != nil {
 		out["advice"] = adv
 	}
