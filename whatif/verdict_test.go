@@ -120,7 +120,9 @@ func checkVerdict(t *testing.T, name string, rep *Report, adv *Advice) {
 	t.Helper()
 	lines := rep.VerdictWith(adv)
 	c := rep.Row(ScenarioChain)
-	fail := func(line, why string) { t.Errorf("%s: %q: %s\nverdict:\n%s", name, line, why, strings.Join(lines, "\n")) }
+	fail := func(line, why string) {
+		t.Errorf("%s: %q: %s\nverdict:\n%s", name, line, why, strings.Join(lines, "\n"))
+	}
 	for _, line := range lines {
 		for _, f := range figures {
 			if !strings.HasPrefix(line, f.name+": ") {
