@@ -75,6 +75,10 @@ type Config struct {
 	Scenarios []string
 	// Progress, when set, is told when a scenario starts and ends.
 	Progress func(scenario string, done bool)
+	// DayDone, when set, is told each simulated day a scenario finished
+	// (1 to the World's days). The scenarios run at once: it is called
+	// from several goroutines.
+	DayDone func(scenario string, day int)
 	// Limits, when set, lists the daily caps and the token and money
 	// limits the alert rules check at now, as after a real run (the
 	// command's own lists for the scenario's links); nil = none.
@@ -243,7 +247,11 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 		return Row{}, err
 	}
 	pub := &countingPublisher{by: map[string]int{}}
-	walks, due, err := cfg.drive(ctx, ch, store, clock, pub)
+	dayDone := func(int) {}
+	if cfg.DayDone != nil {
+		dayDone = func(day int) { cfg.DayDone(name, day) }
+	}
+	walks, due, err := cfg.drive(ctx, ch, store, clock, pub, dayDone)
 	if err != nil {
 		return Row{}, err
 	}
@@ -335,8 +343,8 @@ func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, g
 // day it sets clock, plans the backlog as run does and lets a runner take
 // the due jobs under the run's limit and the day's ceiling. It returns
 // every job's pass through the chain, in order, and the number of backlog
-// jobs that were due at some run.
-func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock, pub chain.Publisher) ([]walk, int, error) {
+// jobs that were due at some run. dayDone is told each day it finished.
+func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock, pub chain.Publisher, dayDone func(day int)) ([]walk, int, error) {
 	w := cfg.World
 	var walks []walk
 	var last time.Time
@@ -401,6 +409,7 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 				}
 			}
 		}
+		dayDone(day + 1)
 	}
 	return walks, len(due), nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -41,6 +42,10 @@ type simulateOptions struct {
 	advise         bool
 	history        string
 	scenarios      []string
+	// progress: show progress on stderr even when it is not a terminal.
+	progress bool
+	// wide: the table with every column, lines not wrapped.
+	wide bool
 }
 
 func (a *app) simulateCmd() *cobra.Command {
@@ -76,6 +81,8 @@ in words follows the table: who wins which figure, why, and what to change.`,
 	f.BoolVar(&o.advise, "advise", false, "also estimate pairwise failure correlation from the calls history and advise on the order")
 	f.StringVar(&o.history, "history", "", "with --advise: read the history from this database (e.g. the real data/pipeline.db) instead of simulating")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "run only these scenarios (chain, single, cost-order, naive); default all")
+	f.BoolVar(&o.progress, "progress", false, "show the days simulated on stderr even when it is not a terminal (on a terminal it is always shown)")
+	f.BoolVar(&o.wide, "wide", false, "table: every column (blackout hours and count, wasted $, p50, calls, warning and info alerts, twice, drift, spend) and unwrapped lines, instead of what fits 100 columns")
 	return cmd
 }
 
@@ -124,6 +131,12 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	}
 	defer cleanup()
 	started := time.Now()
+	names := o.scenarios
+	if len(names) == 0 {
+		names = whatif.ScenarioNames()
+	}
+	prog := newSimProgress(a.stderr, o.progress, names, o.days)
+	defer prog.clear()
 	if _, err := runTimes(cfg.Schedule.Report, world.Start()); err != nil {
 		return exitWith(exitConfig, fmt.Errorf("schedule.report: %w", err))
 	}
@@ -148,10 +161,13 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 		Open: func(path string) (whatif.Store, error) { return telemetry.OpenScratch(path) },
 		Progress: func(s string, done bool) {
 			if done {
+				prog.clear()
 				a.log.Info("simulate: scenario done", "scenario", s, "elapsed", time.Since(started).Round(time.Millisecond))
 			}
 		},
+		DayDone: prog.day,
 	})
+	prog.clear()
 	if err != nil {
 		return err
 	}
@@ -165,12 +181,18 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 		return writeSimJSON(a.stdout, o, rep, adv)
 	}
 	writeSimTable(a.stdout, o, rep, adv, time.Since(started))
+	var tail strings.Builder
 	if adv != nil {
-		fmt.Fprintln(a.stdout)
-		fmt.Fprint(a.stdout, adv.Text())
+		fmt.Fprintln(&tail)
+		fmt.Fprint(&tail, adv.Text())
 	}
 	if o.db != "" {
-		fmt.Fprintf(a.stdout, "\nscenario databases kept in %s (one per scenario): contentpipe sql works on each with --config pointing database: at it\n", o.db)
+		fmt.Fprintf(&tail, "\nscenario databases kept in %s (one per scenario): contentpipe sql works on each with --config pointing database: at it\n", o.db)
+	}
+	if !o.wide {
+		fmt.Fprint(a.stdout, wrapLines(tail.String(), TableWidth))
+	} else {
+		fmt.Fprint(a.stdout, tail.String())
 	}
 	return nil
 }
@@ -399,27 +421,95 @@ func dur(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// writeSimTable prints the one table of all scenarios and the targets.
-func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, adv *whatif.Advice, took time.Duration) {
-	fmt.Fprintf(w, "simulate: %d days × %d posts/day from %s, seed %d, faults %s (%s)\n\n",
-		rep.Days, rep.PostsPerDay, rep.Start.Format("2006-01-02"), rep.Seed, o.faults, took.Round(10*time.Millisecond))
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tsuccess\tblackout h\tblackouts\tblackout days\tcost $\twasted $\twasted\tquality\tfallback\tp50 publish\tp95 publish\tcalls\talerts/30d crit\twarn\tinfo\ttwice\tdrift flagged\tspend/budget\t")
-	for _, r := range rep.Rows {
+// simColumn is one column of the simulate table: its header, and the
+// header in the table that fits TableWidth ("" = only with --wide), and
+// its cell of a row.
+type simColumn struct {
+	head, narrow string
+	cell         func(r whatif.Row, rep *whatif.Report) string
+}
+
+// simColumns are the columns of the simulate table, in order.
+var simColumns = []simColumn{
+	{"scenario", "scenario", func(r whatif.Row, _ *whatif.Report) string { return r.Scenario }},
+	{"success", "success", func(r whatif.Row, _ *whatif.Report) string { return pct(r.SuccessRate) }},
+	{"blackout h", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.1f", r.BlackoutHours) }},
+	{"blackouts", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprint(r.Blackouts) }},
+	{"blackout days", "blackout days", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprint(r.BlackoutDays) }},
+	{"cost $", "cost $", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.4f", r.CostUSD) }},
+	{"wasted $", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.4f", r.WastedUSD) }},
+	{"wasted", "wasted", func(r whatif.Row, _ *whatif.Report) string {
 		wasted := 0.0
 		if r.CostUSD > 0 {
 			wasted = r.WastedUSD / r.CostUSD
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%d\t%.4f\t%.4f\t%s\t%.1f\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t\n",
-			r.Scenario, pct(r.SuccessRate), r.BlackoutHours, r.Blackouts, r.BlackoutDays, r.CostUSD, r.WastedUSD,
-			pct(wasted), r.MeanQuality, pct(r.FallbackShare), dur(r.P50), dur(r.P95), r.Calls,
-			r.Alerts30d["critical"], r.Alerts30d["warning"], r.Alerts30d["info"], r.PublishedTwice, driftCell(r, rep), spendCell(r))
+		return pct(wasted)
+	}},
+	{"quality", "quality", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.1f", r.MeanQuality) }},
+	{"fallback", "fallback", func(r whatif.Row, _ *whatif.Report) string { return pct(r.FallbackShare) }},
+	{"p50 publish", "", func(r whatif.Row, _ *whatif.Report) string { return dur(r.P50) }},
+	{"p95 publish", "p95 publish", func(r whatif.Row, _ *whatif.Report) string { return dur(r.P95) }},
+	{"calls", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprint(r.Calls) }},
+	{"alerts/30d crit", "crit/30d", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.1f", r.Alerts30d["critical"]) }},
+	{"warn", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.1f", r.Alerts30d["warning"]) }},
+	{"info", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.1f", r.Alerts30d["info"]) }},
+	{"twice", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprint(r.PublishedTwice) }},
+	{"drift flagged", "", driftCell},
+	{"spend/budget", "", func(r whatif.Row, _ *whatif.Report) string { return spendCell(r) }},
+}
+
+// writeSimTable prints the one table of all scenarios, the targets and
+// the verdict. Without --wide the table has the columns that fit
+// TableWidth (the verdict ranks them) and the prose is wrapped to it.
+func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, adv *whatif.Advice, took time.Duration) {
+	head := fmt.Sprintf("simulate: %d days × %d posts/day from %s, seed %d, faults %s (%s)\n\n",
+		rep.Days, rep.PostsPerDay, rep.Start.Format("2006-01-02"), rep.Seed, o.faults, took.Round(10*time.Millisecond))
+	if !o.wide {
+		head = wrapLines(head, TableWidth)
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	var cols []simColumn
+	for _, c := range simColumns {
+		if o.wide {
+			cols = append(cols, c)
+		} else if c.narrow != "" {
+			c.head = c.narrow
+			cols = append(cols, c)
+		}
+	}
+	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', tabwriter.AlignRight)
+	for _, c := range cols {
+		fmt.Fprint(tw, c.head+"\t")
+	}
+	fmt.Fprintln(tw)
+	for _, r := range rep.Rows {
+		for _, c := range cols {
+			fmt.Fprint(tw, c.cell(r, rep)+"\t")
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	fmt.Fprintln(w)
-	for _, r := range rep.Rows {
-		fmt.Fprintf(w, "  %-10s %s\n", r.Scenario, strings.Join(r.Order, " → "))
+	fmt.Fprint(w, b.String()) // the table: never wrapped
+	var prose strings.Builder
+	if !o.wide {
+		fmt.Fprintln(&prose, "  (--wide adds blackout hours and count, wasted $, p50 publish, calls, warning and info alerts, twice, drift flagged, spend/budget)")
 	}
+	fmt.Fprintln(&prose)
+	for _, r := range rep.Rows {
+		fmt.Fprintf(&prose, "  %-10s %s\n", r.Scenario, strings.Join(r.Order, " → "))
+	}
+	writeSimSummary(&prose, rep, adv)
+	if o.wide {
+		fmt.Fprint(w, prose.String())
+	} else {
+		fmt.Fprint(w, wrapLines(prose.String(), TableWidth))
+	}
+}
+
+// writeSimSummary writes the chain against the single provider, the
+// targets and the verdict under the table.
+func writeSimSummary(w io.Writer, rep *whatif.Report, adv *whatif.Advice) {
 	c, s := rep.Row(whatif.ScenarioChain), rep.Row(whatif.ScenarioSingle)
 	if c == nil || s == nil || s.CostUSD == 0 {
 		return
@@ -443,6 +533,43 @@ func writeSimTable(w io.Writer, o simulateOptions, rep *whatif.Report, adv *what
 		}
 	}
 	fmt.Fprintf(w, "success = published on the slot day; blackout = from a job no provider answered to the next publication, counted when ≥ %s with ≥ %d unanswered passes; wasted = cost of calls whose answer was rejected or failed\n", whatif.BlackoutMin, whatif.BlackoutWalks)
+}
+
+// wrapLines wraps every line of text longer than width at spaces; the
+// continuation lines are indented two more than the line they continue.
+// A word longer than the room stays whole.
+func wrapLines(text string, width int) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		nl := strings.HasSuffix(line, "\n")
+		line = strings.TrimSuffix(line, "\n")
+		if utf8.RuneCountInString(line) <= width {
+			b.WriteString(line) // fits: kept as it is (a table row keeps its spacing)
+			if nl {
+				b.WriteString("\n")
+			}
+			continue
+		}
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		cur, n := indent, utf8.RuneCountInString(indent)
+		for i, word := range strings.Fields(line) {
+			wl := utf8.RuneCountInString(word)
+			if i > 0 && n+1+wl > width {
+				b.WriteString(cur + "\n")
+				cur, n = indent+"  "+word, utf8.RuneCountInString(indent)+2+wl
+				continue
+			}
+			if i > 0 {
+				cur, n = cur+" ", n+1
+			}
+			cur, n = cur+word, n+wl
+		}
+		b.WriteString(cur)
+		if nl {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }
 
 // driftCell is the days until the weekly report flagged the model's

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // repoFile is a path in the repository, from this package's directory.
@@ -81,7 +83,7 @@ func TestSimulateTableAndKeptDatabases(t *testing.T) {
 	dir := t.TempDir()
 	keep := filepath.Join(dir, "sim")
 	r := run(t, dir, nil, "simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"),
-		"--faults", repoFile(t, "data/faults/field-notes.yaml"), "--days", "3", "--db", keep)
+		"--faults", repoFile(t, "data/faults/field-notes.yaml"), "--days", "3", "--db", keep, "--wide")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -204,5 +206,73 @@ func TestSimulateRunsTheTopicsFile(t *testing.T) {
 	r = run(t, dir, nil, "simulate", "--config", cfg, "--faults", repoFile(t, "data/faults/field-notes.yaml"), "--days", "2", "--posts-per-day", "8")
 	if r.code != 2 || !strings.Contains(r.stderr, "--posts-per-day") || !strings.Contains(r.stderr, "topics") {
 		t.Fatalf("--posts-per-day with a topics file: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// simTable parses the scenario table of simulate's output: header →
+// scenario → cell.
+func simTable(t *testing.T, out string) map[string]map[string]string {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	split := regexp.MustCompile(`\s{2,}`)
+	for i, l := range lines {
+		if !strings.Contains(l, "scenario") || !strings.Contains(l, "success") {
+			continue
+		}
+		// The headers hold single spaces, the cells none: split both at two.
+		heads := split.Split(strings.TrimSpace(l), -1)
+		table := map[string]map[string]string{}
+		for _, row := range lines[i+1:] {
+			cells := split.Split(strings.TrimSpace(row), -1)
+			if len(cells) != len(heads) {
+				break
+			}
+			table[cells[0]] = map[string]string{}
+			for j, h := range heads {
+				table[cells[0]][h] = cells[j]
+			}
+		}
+		return table
+	}
+	t.Fatalf("no table in\n%s", out)
+	return nil
+}
+
+// TestSimulateFitsAndWide: simulate's output fits TableWidth columns by
+// default, and shows no progress in a pipe; --wide has every column with
+// the same figures, and --progress forces the progress into the pipe.
+func TestSimulateFitsAndWide(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"),
+		"--faults", repoFile(t, "data/faults/correlated.yaml"), "--days", "4", "--advise"}
+	narrow := run(t, dir, nil, args...)
+	wide := run(t, dir, nil, append(args, "--wide", "--progress")...)
+	if narrow.code != 0 || wide.code != 0 {
+		t.Fatalf("exit %d, %d\n%s\n%s\n%s", narrow.code, wide.code, narrow.stdout, narrow.stderr, wide.stderr)
+	}
+	for _, l := range strings.Split(narrow.stdout, "\n") {
+		if n := utf8.RuneCountInString(l); n > TableWidth {
+			t.Errorf("a line of %d columns, more than %d: %q", n, TableWidth, l)
+		}
+	}
+	if strings.Contains(narrow.stderr, "days simulated") {
+		t.Errorf("progress in a pipe without --progress:\n%s", narrow.stderr)
+	}
+	if !strings.Contains(wide.stderr, "100% of the days simulated (chain 4 · single 4 · cost-order 4 · naive 4)") {
+		t.Errorf("--progress shows no progress in the pipe:\n%s", wide.stderr)
+	}
+	nt, wt := simTable(t, narrow.stdout), simTable(t, wide.stdout)
+	for _, c := range simColumns {
+		if _, ok := wt["chain"][c.head]; !ok {
+			t.Errorf("--wide lacks the column %q: %v", c.head, wt["chain"])
+		}
+		for _, sc := range []string{"chain", "single", "cost-order", "naive"} {
+			if got, ok := nt[sc][c.narrow]; c.narrow != "" && (!ok || got != wt[sc][c.head]) {
+				t.Errorf("%s %s: %q in the default table, %q with --wide", sc, c.head, got, wt[sc][c.head])
+			}
+		}
+	}
+	if len(nt["chain"]) >= len(simColumns) {
+		t.Errorf("the default table has every column: %v", nt["chain"])
 	}
 }
