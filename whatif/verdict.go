@@ -342,8 +342,12 @@ func costOrderAdvice(c, co *Row, adv *Advice) string {
 		if o.lost["quality"] {
 			q = fmt.Sprintf(" if a mean quality of %.1f instead of %.1f is good enough", co.MeanQuality, c.MeanQuality)
 		}
-		return fmt.Sprintf("change: cost order (%s) publishes as much under this model and %s — reorder the chain to it%s, or make this fault model harsher if you do not believe it",
-			strings.Join(co.Order, " → "), gain, q)
+		as := "publishes as much under this model"
+		if o.won["success"] {
+			as = fmt.Sprintf("publishes more under this model (success %s vs %s)", pct2(co.SuccessRate), pct2(c.SuccessRate))
+		}
+		return fmt.Sprintf("change: cost order (%s) %s and %s — reorder the chain to it%s, or make this fault model harsher if you do not believe it",
+			strings.Join(co.Order, " → "), as, gain, q)
 	case o.publishesLess():
 		var costs []string
 		if o.won["cost"] {
