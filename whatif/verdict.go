@@ -185,10 +185,13 @@ func (r *Report) versus(c, b *Row) string {
 			why = append(why, fmt.Sprintf("its first link %s writes most of its articles, so its quality (%.1f against %.1f) is what gets published", b.Order[0], b.MeanQuality, c.MeanQuality))
 		}
 	case ScenarioNaive:
+		// Retrying at once explains what it lost, except the quality of
+		// the answers (the same providers write them).
+		retried := len(o.loses) > 1 || len(o.loses) == 1 && !o.lost["quality"]
 		switch {
-		case len(o.loses) > 0 && b.Calls > c.Calls:
+		case retried && b.Calls > c.Calls:
 			why = append(why, fmt.Sprintf("it retries at once and remembers nothing (%d calls against the chain's %d)", b.Calls, c.Calls))
-		case len(o.loses) > 0:
+		case retried:
 			why = append(why, "it retries at once and remembers nothing")
 		}
 		if m.RetryStorm && o.publishesLess() {
