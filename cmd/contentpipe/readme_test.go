@@ -74,22 +74,18 @@ func goEnv(t *testing.T) []string {
 	return env
 }
 
-// TestReadmeRealProviderSetup follows README.md's real-provider set-up as
-// written, from the repository root into a fresh HOME: build, copy, the
-// fake keys the README shows ("..."), then (the one added step) every
-// link's base_url pointed at loopback simulators in the real wire
-// formats, and the README's own `./contentpipe run`, which must publish.
-func TestReadmeRealProviderSetup(t *testing.T) {
+// readmeSetup runs README.md's real-provider set-up as written, from the
+// repository root into a fresh HOME, with every link's base_url pointed
+// at sims before the first ./contentpipe (the one added step), followed by
+// the lines of extra (more README blocks, run in the same shell). It
+// returns the HOME and the output.
+func readmeSetup(t *testing.T, sims *sim.Set, extra ...string) (string, []byte) {
+	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
 	block := readmeBlock(t, filepath.Join(root, "README.md"), "readme-test: real-providers")
-	sims, err := sim.StartAll(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sims.Close()
 	var script []string
 	hooked := false
 	for _, l := range block {
@@ -102,6 +98,7 @@ func TestReadmeRealProviderSetup(t *testing.T) {
 	if !hooked {
 		t.Fatalf("the README block never starts ./contentpipe:\n%s", strings.Join(block, "\n"))
 	}
+	script = append(script, extra...)
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -112,6 +109,21 @@ func TestReadmeRealProviderSetup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README steps failed: %v\n%s", err, out)
 	}
+	return home, out
+}
+
+// TestReadmeRealProviderSetup follows README.md's real-provider set-up as
+// written, from the repository root into a fresh HOME: build, copy, the
+// fake keys the README shows ("..."), then (the one added step) every
+// link's base_url pointed at loopback simulators in the real wire
+// formats, and the README's own `./contentpipe run`, which must publish.
+func TestReadmeRealProviderSetup(t *testing.T) {
+	sims, err := sim.StartAll(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sims.Close()
+	home, out := readmeSetup(t, sims)
 	work := filepath.Join(home, "contentpipe")
 	cfg, err := os.ReadFile(filepath.Join(work, "contentpipe.yaml"))
 	if err != nil {
@@ -132,5 +144,78 @@ func TestReadmeRealProviderSetup(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(work, "out", "*", "*.md")); len(files) == 0 {
 		t.Errorf("no article under %s/out:\n%s", work, out)
+	}
+}
+
+// TestReadmeCron follows README.md's cron set-up as written: the
+// real-provider set-up (links on loopback simulators), the env-file block
+// (the keys in contentpipe.env, mode 0600, named by env_file:), then each
+// crontab line's command the way cron starts it — `sh -c` with nothing in
+// the environment but HOME. Every line must exit 0, the run and health
+// lines must write their metrics files, and the keys must have reached
+// the simulators from the file (the process environment has none).
+func TestReadmeCron(t *testing.T) {
+	sims, err := sim.StartAll(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sims.Close()
+	readme := filepath.Join("..", "..", "README.md")
+	home, out := readmeSetup(t, sims, readmeBlock(t, readme, "readme-test: cron-env")...)
+	if !regexp.MustCompile(`(?m)^ok\b`).Match(out) {
+		t.Fatalf("`env -i … config check` of the README did not say ok:\n%s", out)
+	}
+	before := 0
+	for _, f := range []sim.Flavor{sim.FlavorGemini, sim.FlavorGroq, sim.FlavorCerebras, sim.FlavorOpenRouter} {
+		before += sims.Server(f).Requests()
+	}
+	work := filepath.Join(home, "contentpipe")
+	lines := 0
+	for _, l := range readmeBlock(t, readme, "readme-test: crontab") {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") || strings.TrimSpace(l) == "" {
+			continue
+		}
+		fields := strings.Fields(l)
+		if len(fields) < 6 {
+			t.Fatalf("crontab line %q has no command after the five time fields", l)
+		}
+		command := strings.TrimSpace(l)
+		for _, f := range fields[:5] {
+			command = strings.TrimSpace(strings.TrimPrefix(command, f))
+		}
+		lines++
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		cmd := exec.CommandContext(ctx, "env", "-i", "HOME="+home, "sh", "-c", command)
+		cmd.Dir = "/"
+		b, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			logs, _ := filepath.Glob(filepath.Join(work, "*.log"))
+			var all strings.Builder
+			for _, f := range logs {
+				c, _ := os.ReadFile(f)
+				fmt.Fprintf(&all, "== %s\n%s", filepath.Base(f), c)
+			}
+			t.Fatalf("cron line %q: %v\n%s\n%s", command, err, b, all.String())
+		}
+	}
+	if lines != 3 {
+		t.Errorf("%d crontab lines run, want run, health and report", lines)
+	}
+	for _, f := range []string{"metrics/run.prom", "metrics/health.prom"} {
+		b, err := os.ReadFile(filepath.Join(work, f))
+		if err != nil || !strings.Contains(string(b), "contentpipe_") {
+			t.Errorf("%s after the cron lines: %v\n%s", f, err, b)
+		}
+	}
+	after := 0
+	for _, f := range []sim.Flavor{sim.FlavorGemini, sim.FlavorGroq, sim.FlavorCerebras, sim.FlavorOpenRouter} {
+		after += sims.Server(f).Requests()
+	}
+	if after == before {
+		t.Error("the cron lines called no simulator: the keys from env_file never reached a provider")
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "report.log")); len(strings.TrimSpace(string(b))) == 0 {
+		t.Error("report.log is empty after the report line")
 	}
 }

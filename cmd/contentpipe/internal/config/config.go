@@ -29,6 +29,11 @@ type Config struct {
 	Path string // the file as the caller named it (used in messages)
 	Dir  string // absolute directory of the file; relative paths resolve against it
 
+	// EnvFile is the absolute path of env_file: ("" = none): KEY=VALUE
+	// lines the named variables are read from when the process
+	// environment does not set them (envfile.go).
+	EnvFile string
+
 	// Database is what telemetry.Open takes: the absolute path of the
 	// SQLite file (default <Dir>/data/pipeline.db), or a postgres:// URL
 	// from database: or from the variable DatabaseURLEnv names. A URL may

@@ -125,6 +125,9 @@ func (l Loader) parse(path string, data []byte) (*Config, Errors) {
 	cfg := Default(filepath.Dir(path))
 	cfg.Path = path
 	p := &loader{opt: l, t: t, cfg: cfg}
+	if r.EnvFile != nil {
+		p.envFile(*r.EnvFile) // before anything reads a variable
+	}
 	p.paths(&r)
 	p.database(&r)
 	p.publish(r.Publish)
@@ -403,7 +406,7 @@ func (p *loader) apiKey(l *Link, r rawLink, path, where string) {
 	}
 	l.APIKey = strings.TrimSpace(p.opt.getenv(l.APIKeyEnv))
 	p.check(l.APIKey != "" || p.opt.KeysOptional, path+".api_key_env",
-		fmt.Sprintf("set %s in the environment (export %s=...) or remove the link", l.APIKeyEnv, l.APIKeyEnv),
+		fmt.Sprintf("set %s in the environment (export %s=...)%s or remove the link", l.APIKeyEnv, l.APIKeyEnv, p.envFileHint(l.APIKeyEnv)),
 		"%s: %s is not set", where, l.APIKeyEnv)
 }
 

@@ -17,6 +17,7 @@ import (
 // DefaultLink only; Parse copies every non-nil field over them.
 
 type rawConfig struct {
+	EnvFile        *string      `yaml:"env_file"`
 	Database       *string      `yaml:"database"`
 	DatabaseURLEnv *envVar      `yaml:"database_url_env"`
 	Topics         *string      `yaml:"topics"`
