@@ -8,7 +8,8 @@ import (
 )
 
 // TestSystemdUnitsShipped checks the shipped units for what the README
-// promises of them: the five units, services that run as the dedicated
+// promises of them: the seven units (run, health and the weekly report,
+// each a service and its timer, and serve), services that run as the dedicated
 // user with their state directory, keys from an EnvironmentFile, and the
 // hardening; timers that start their service. `systemd-analyze verify`
 // (in .ci/run) checks the syntax.
@@ -17,9 +18,11 @@ func TestSystemdUnitsShipped(t *testing.T) {
 	want := map[string][]string{
 		"contentpipe-run.service":    {"ExecStart=/usr/local/bin/contentpipe run "},
 		"contentpipe-health.service": {"ExecStart=/usr/local/bin/contentpipe health "},
-		"contentpipe.service":        {"ExecStart=/usr/local/bin/contentpipe serve ", "--metrics-addr ", "[Unit]", "[Install]", "Conflicts=contentpipe-run.timer contentpipe-health.timer"},
+		"contentpipe-report.service": {"ExecStart=/usr/local/bin/contentpipe report\n"},
+		"contentpipe.service":        {"ExecStart=/usr/local/bin/contentpipe serve ", "--metrics-addr ", "[Unit]", "[Install]", "Conflicts=contentpipe-run.timer contentpipe-health.timer contentpipe-report.timer"},
 		"contentpipe-run.timer":      {"OnCalendar=", "[Install]"},
 		"contentpipe-health.timer":   {"OnCalendar=Mon ", "[Install]"},
+		"contentpipe-report.timer":   {"OnCalendar=Mon *-*-* 09:00:00", "[Install]"},
 	}
 	hardening := []string{"User=contentpipe", "StateDirectory=contentpipe", "WorkingDirectory=/var/lib/contentpipe",
 		"EnvironmentFile=/etc/contentpipe/contentpipe.env", "ProtectSystem=strict", "NoNewPrivileges=yes", "ProtectHome=yes",
@@ -53,5 +56,14 @@ func TestSystemdUnitsShipped(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "deploy/systemd/") || strings.Contains(string(readme), "```ini") {
 		t.Error("README.md should point at deploy/systemd/ instead of inline unit copies")
+	}
+	// The README lists every unit and enables every timer.
+	for name := range want {
+		if !strings.Contains(string(readme), "`"+name+"`") {
+			t.Errorf("README.md does not list %s", name)
+		}
+	}
+	if !strings.Contains(string(readme), "enable --now contentpipe-run.timer contentpipe-health.timer contentpipe-report.timer") {
+		t.Error("README.md's systemctl enable line does not enable all three timers")
 	}
 }
