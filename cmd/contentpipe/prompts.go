@@ -38,9 +38,11 @@ func (a *app) promptsCmd() *cobra.Command {
 		Long: `Renders every link's prompt (its own template from prompt:, or its family's
 default) for one topic, calls each link once, gates each answer and prints one
 row per link: prompt version, score, checks, words, sections, latency, cost.
-The calls are recorded in calls with purpose 'prompts', which the job figures
+A link that is exhausted, capped or has an open circuit is not called, shown
+as "not called (why)" and not counted. The calls are recorded in calls with purpose 'prompts', which the job figures
 of report and the alerts leave out. The way to change a template and see every
-provider's answer side by side. Exit 0 all pass, 1 any fails, 2 config error.`,
+provider's answer side by side. Exit 0 every link called passes, 1 any fails (or none could be called),
+2 config error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.doPromptsTest(cmd.Context(), opts) },
 	}
@@ -97,16 +99,26 @@ func (a *app) doPromptsTest(ctx context.Context, opts promptsOptions) error {
 	if err != nil {
 		return exitWith(exitPartial, fmt.Errorf("prompts test: %w", err))
 	}
-	failed := 0
+	failed, skipped := 0, 0
 	for _, c := range checks {
-		if !c.Pass {
+		switch {
+		case !c.Called():
+			skipped++ // exhausted, capped, circuit open: not the prompt's fault
+		case !c.Pass:
 			failed++
 		}
 	}
-	fmt.Fprintf(a.stdout, "\n%d of %d links passed the quality gate; calls are in %s under request_id %s (purpose 'prompts')\n",
-		len(checks)-failed, len(checks), l.cfg.DatabaseName(), job.ID)
-	if failed > 0 {
-		return exitWith(exitPartial, fmt.Errorf("%d of %d links failed the prompts test", failed, len(checks)))
+	called := len(checks) - skipped
+	fmt.Fprintf(a.stdout, "\n%d of %d links passed the quality gate", called-failed, called)
+	if skipped > 0 {
+		fmt.Fprintf(a.stdout, " (%d not called, not counted)", skipped)
+	}
+	fmt.Fprintf(a.stdout, "; calls are in %s under request_id %s (purpose 'prompts')\n", l.cfg.DatabaseName(), job.ID)
+	switch {
+	case failed > 0:
+		return exitWith(exitPartial, fmt.Errorf("%d of %d links called failed the prompts test", failed, called))
+	case called == 0:
+		return exitWith(exitPartial, errors.New("prompts test: no link could be called, so no prompt was tested; see the RESULT column for why"))
 	}
 	return nil
 }
@@ -139,6 +151,9 @@ func printPromptsTable(w io.Writer, checks []chain.PromptCheck) {
 		switch {
 		case !c.Called():
 			result = "not called"
+			if why := strings.TrimSuffix(c.Detail, "; not called"); why != "" && why != c.Detail {
+				result = "not called (" + why + ")"
+			}
 		case c.Score == nil:
 			result = string(c.Outcome)
 		case !c.Pass:
@@ -161,6 +176,9 @@ func printPromptsTable(w io.Writer, checks []chain.PromptCheck) {
 // promptChecks is the CHECKS cell: each check's name and penalty, or for a
 // link without an answer why.
 func promptChecks(c chain.PromptCheck) string {
+	if !c.Called() && strings.HasSuffix(c.Detail, "; not called") {
+		return "-" // the RESULT cell says why
+	}
 	if c.Score == nil {
 		if c.Detail == "" {
 			return "-"

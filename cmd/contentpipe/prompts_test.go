@@ -81,3 +81,23 @@ func TestPromptsTestFails(t *testing.T) {
 		}
 	}
 }
+
+// README's order: `run --demo` (whose Gemini reports its daily quota used
+// up) then `prompts test --demo`. The exhausted link is reported "not
+// called (exhausted until …)" and not counted: the other three pass, exit 0.
+func TestPromptsTestAfterRunDemo(t *testing.T) {
+	dir := t.TempDir()
+	if r := run(t, dir, nil, "run", "--demo"); r.code != 0 {
+		t.Fatalf("run --demo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r := run(t, dir, nil, "prompts", "test", "--demo")
+	if r.code != 0 {
+		t.Fatalf("prompts test --demo after run --demo: exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !regexp.MustCompile(`(?m)^  gemini +article@1/gemini +not called \(exhausted until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(quota_exhausted\)\) +- `).MatchString(r.stdout) {
+		t.Errorf("no gemini row saying why it was not called:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "3 of 3 links passed the quality gate (1 not called, not counted)") {
+		t.Errorf("no total over the links called:\n%s", r.stdout)
+	}
+}
