@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -71,9 +72,18 @@ func (a *app) reviewStore(cmd *cobra.Command, write bool) (*config.Config, *tele
 }
 
 // unknownJob is the exit-1 answer for an id that is not in the jobs table.
+// The hint names the id forms chain.BacklogJobID makes, and for an id in
+// the date-first form (`2026-11-29/topic-id`) the topic id it now is.
 func unknownJob(id string) error {
-	return exitWith(exitPartial, fmt.Errorf("unknown job ID %q: see `contentpipe review list` (ids look like 2026-11-29/topic-id)", id))
+	hint := "see `contentpipe review list`; a job's id is its topic id (home-composting), or <topic>/<period> for a repeating topic (weekly-digest/2026-W49, daily-news/2026-12-01, monthly-roundup/2026-12)"
+	if m := dateFirstID.FindStringSubmatch(id); m != nil {
+		hint = fmt.Sprintf("ids no longer start with the date: try `contentpipe review show %s` (or %s/<period> for a repeating topic); %s", m[1], m[1], hint)
+	}
+	return exitWith(exitPartial, fmt.Errorf("unknown job ID %q: %s", id, hint))
 }
+
+// dateFirstID matches an id in the date-first form, capturing the topic.
+var dateFirstID = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}/([^/]+)$`)
 
 func (a *app) reviewList(cmd *cobra.Command) error {
 	_, store, err := a.reviewStore(cmd, false)

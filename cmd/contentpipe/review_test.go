@@ -178,3 +178,19 @@ func TestShadowEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// An unknown id is exit 1 with the id forms jobs have now (the topic id,
+// <topic>/<period> for a series), never the date-first form; a date-first
+// id gets the topic id it now is.
+func TestReviewUnknownIDHint(t *testing.T) {
+	dir := t.TempDir()
+	u := run(t, dir, nil, "review", "show", "nope")
+	if u.code != exitPartial || !strings.Contains(u.stderr, `unknown job ID "nope"`) || !strings.Contains(u.stderr, "<topic>/<period>") ||
+		strings.Contains(u.stderr, "2026-11-29/topic-id") {
+		t.Errorf("review show nope: exit %d, want 1 with the current id forms\n%s", u.code, u.stderr)
+	}
+	d := run(t, dir, nil, "review", "show", "2026-11-29/home-composting")
+	if d.code != exitPartial || !strings.Contains(d.stderr, "try `contentpipe review show home-composting`") {
+		t.Errorf("a date-first id: exit %d, want 1 naming the topic id\n%s", d.code, d.stderr)
+	}
+}

@@ -105,3 +105,16 @@ func TestEnvFileNamedInUnsetKeyFix(t *testing.T) {
 	}
 	noSecrets(t, "the error", err.Error())
 }
+
+// A quoted amount with a unit ("5$", "0.8 USD") is refused with the
+// number it holds as the example, not an unrelated 0.5.
+func TestNumberFixUsesTheValue(t *testing.T) {
+	for _, c := range []struct{ value, want string }{{`"5$"`, "daily_usd: 5"}, {`"$12.50"`, "daily_usd: 12.50"}, {`"lots"`, "daily_usd: 0.5"}} {
+		cfg := "chain:\n  - name: groq\n    kind: openai\n    model: m\n    base_url: https://api.groq.com/openai/v1\nbudget:\n  daily_usd: " + c.value + "\n"
+		_, err := Parse(filepath.Join(t.TempDir(), "contentpipe.yaml"), []byte(cfg), env(nil))
+		want := c.want
+		if err == nil || !strings.Contains(err.Error(), "budget.daily_usd: want a number") || !strings.Contains(err.Error(), "e.g. "+want) {
+			t.Errorf("daily_usd: %s: want the fix to suggest %q, got %v", c.value, want, err)
+		}
+	}
+}

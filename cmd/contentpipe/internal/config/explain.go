@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -140,7 +141,7 @@ func (t *tree) wrongType(s *slot, tk *token.Token, w string) {
 	case "an integer", "an integer in range":
 		fix = "write a whole number without quotes, e.g. " + s.key + ": 4"
 	case "a number":
-		fix = "write a number without quotes, e.g. " + s.key + ": 0.5"
+		fix = "write a number without quotes, e.g. " + s.key + ": " + numberIn(resolve(s.value), "0.5")
 	case "true or false":
 		fix = "write " + s.key + ": true or " + s.key + ": false"
 	case "a duration":
@@ -158,6 +159,21 @@ func (t *tree) wrongType(s *slot, tk *token.Token, w string) {
 	t.bad[s.path] = true
 	s.set(null(s.value))
 }
+
+// numberIn is the number a quoted value such as "5$" or "0.8 USD" holds
+// (5, 0.8), for the fix's example; def when it holds none.
+func numberIn(n ast.Node, def string) string {
+	v, ok := n.(*ast.StringNode)
+	if !ok {
+		return def
+	}
+	if m := numberRE.FindString(v.Value); m != "" {
+		return m
+	}
+	return def
+}
+
+var numberRE = regexp.MustCompile(`-?\d+(\.\d+)?`)
 
 // want names a Go destination type the way the file's reader thinks of it.
 func want(t reflect.Type) string {
