@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,7 +117,11 @@ func (s *Sender) Flush(ctx context.Context) (FlushResult, error) {
 func (s *Sender) deliver(ctx context.Context, a telemetry.Alert, budget *time.Duration) (sent, stop bool, err error) {
 	actx, cancel := context.WithTimeout(ctx, perAlertTimeout)
 	defer cancel()
+	stored := a.Text
 	for {
+		// The "(… ago)" of a Since line is as old as the alert: say it as
+		// of this send (an alert kept in the outbox for a day says so).
+		a.Text = SinceAsOf(stored, a.CreatedAt, s.now())
 		derr := s.To.Deliver(actx, a)
 		if derr == nil {
 			if err := s.Store.MarkAlertSent(ctx, a.ID, s.now()); err != nil {
@@ -130,6 +136,10 @@ func (s *Sender) deliver(ctx context.Context, a telemetry.Alert, budget *time.Du
 		if de.Sent > 0 && de.Remaining != "" {
 			// Never send a delivered part twice: keep only the rest.
 			a.Text = continued + strings.TrimPrefix(de.Remaining, continued)
+			// The rest is stored with its ages as of its queueing, like
+			// the whole was, so a later send adds only its own delay.
+			a.Text = SinceAsOf(a.Text, s.now(), a.CreatedAt)
+			stored = a.Text
 			if err := s.Store.SetAlertText(ctx, a.ID, a.Text); err != nil {
 				return false, true, fmt.Errorf("flush alerts: %w", err)
 			}
@@ -227,4 +237,44 @@ func (c *Console) Deliver(_ context.Context, a telemetry.Alert) error {
 	}
 	_, err := fmt.Fprintf(c.W, "ALERT [%s] (queued %s) %s\n", strings.ToUpper(a.Severity), a.CreatedAt.UTC().Format(time.RFC3339), a.Text)
 	return err
+}
+
+// sinceAgo is the "(… ago)" of a Since line, with the optional "the
+// oldest, " that ReviewQueueAlert writes.
+var sinceAgo = regexp.MustCompile(`\((the oldest, )?([0-9][0-9a-z.µ ]*?) ago\)`)
+
+// SinceAsOf returns text with the age in each "Since: … (X ago)" line
+// moved from queued (when the text was written) to now, so that an alert
+// delivered later than it was queued says its true age. Other lines, and
+// an age it cannot read, are left as they are. With now before queued it
+// takes the age back (used to store a text as of its queueing).
+func SinceAsOf(text string, queued, now time.Time) string {
+	if queued.IsZero() || now.Equal(queued) || !strings.Contains(text, labelSince) {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(strings.TrimPrefix(l, continued), labelSince) {
+			continue
+		}
+		lines[i] = sinceAgo.ReplaceAllStringFunc(l, func(m string) string {
+			sub := sinceAgo.FindStringSubmatch(m)
+			age, ok := parseAge(sub[2])
+			if !ok {
+				return m
+			}
+			return "(" + sub[1] + roundDur(max(0, age+now.Sub(queued))) + " ago)"
+		})
+	}
+	return strings.Join(lines, "\n")
+}
+
+// parseAge reads an age as roundDur writes it: "2.5 days", "2h5m", "40s".
+func parseAge(s string) (time.Duration, bool) {
+	if d, ok := strings.CutSuffix(s, " days"); ok {
+		f, err := strconv.ParseFloat(d, 64)
+		return time.Duration(f * float64(24*time.Hour)), err == nil
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil
 }

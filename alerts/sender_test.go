@@ -305,3 +305,54 @@ func TestRetryAfterTenYearsIsClamped(t *testing.T) {
 		t.Errorf("warning not delivered: %s", tgShown(srv.Messages()))
 	}
 }
+
+// An alert kept in the outbox says its age as of the send, not as of its
+// queueing: Since "(2m0s ago)" queued at 06:00 and sent at 09:00 is
+// "(3h2m ago)"; the stored text keeps the queueing's age.
+func TestSinceAgeAtSendTime(t *testing.T) {
+	srv := telegramtest.NewServer(testToken, testChat)
+	defer srv.Close()
+	store, _ := tgStore(t)
+	clock := &vtime{now: time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)}
+	o := &Outbox{Store: store, Clock: clock}
+	text := "Down: provider groq keeps failing.\nSince: 2026-11-29 05:58 UTC (2m0s ago)\nAutomation: The chain falls back.\nRun: `contentpipe health`"
+	tgMust(t, o.Notify(context.Background(), chain.Alert{Key: "provider_down:groq#1:opened", Rule: "provider_down", Severity: "warning", Text: text}))
+	review, ok := ReviewQueueAlert(2, clock.Now().Add(-5*time.Minute), clock.Now())
+	if !ok {
+		t.Fatal("no review alert")
+	}
+	tgMust(t, o.Notify(context.Background(), review))
+	clock.advance(3 * time.Hour)
+	res, err := (&Sender{Store: store, To: NewTelegram(testToken, testChat, srv.Endpoint, nil), Owner: "later", Clock: clock}).Flush(context.Background())
+	if err != nil || res.Sent != 2 {
+		t.Fatalf("flush: %+v %v", res, err)
+	}
+	shown := tgShown(srv.Messages())
+	for _, want := range []string{"2026-11-29 05:58 UTC (3h2m ago)", "(the oldest, 3h5m ago)"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("sent text lacks %q (its age as of the send):\n%s", want, shown)
+		}
+	}
+	if strings.Contains(shown, "(2m0s ago)") || strings.Contains(shown, "5m0s ago") {
+		t.Errorf("sent text still says the age at queueing:\n%s", shown)
+	}
+}
+
+func TestSinceAsOf(t *testing.T) {
+	q := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		in    string
+		after time.Duration
+		want  string
+	}{
+		{"Since: x (30m40s ago)", 90 * 24 * time.Hour, "Since: x (90.0 days ago)"},
+		{"Since: x (2.5 days ago)", 12 * time.Hour, "Since: x (3.0 days ago)"},
+		{"Since: x (1h0m ago)", time.Minute, "Since: x (1h1m ago)"},
+		{"What (2m0s ago)\nSince: this run", time.Hour, "What (2m0s ago)\nSince: this run"},
+		{"(continued) Since: x (10s ago)", 50 * time.Second, "(continued) Since: x (1m0s ago)"},
+	} {
+		if got := SinceAsOf(c.in, q, q.Add(c.after)); got != c.want {
+			t.Errorf("SinceAsOf(%q, +%s) = %q, want %q", c.in, c.after, got, c.want)
+		}
+	}
+}
