@@ -1,6 +1,11 @@
 package alerts
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
 
 // Rule names the condition that raised an alert. It is stored in the
 // alerts table's rule column and shown in every message.
@@ -66,4 +71,22 @@ func (s Severity) mark() string {
 	default:
 		return "⚪"
 	}
+}
+
+// AuthAlert is the critical auth_error alert of a run that provider's
+// 401/403 halted at now. keyEnv names the variable holding the link's key
+// ("" for a keyless link), so the message says which one to fix. The key
+// carries the provider: at once, then at most hourly (Rule.Quiet).
+func AuthAlert(provider, keyEnv, cause string, now time.Time) chain.Alert {
+	fix := "Fix the link's API key"
+	if keyEnv != "" {
+		fix = fmt.Sprintf("Fix %s (in the environment, or in the config's env_file)", keyEnv)
+	}
+	m := message{severity: SeverityCritical,
+		what:  fmt.Sprintf("Provider %s refused our credentials (%s). %s, then rerun.", provider, clip(cause, 300), fix),
+		since: stamp(now) + " (0s ago)",
+		done: "The run stopped: an auth error gets no failover (every later job would fail the same way). " +
+			"The job and the topics not reached stay due for the next run.",
+		run: "contentpipe health"}
+	return chain.Alert{Key: "auth:" + provider, Rule: string(RuleAuthError), Severity: string(m.severity), Text: m.text()}
 }

@@ -44,6 +44,10 @@ type Runner struct {
 	PostsPerDay int
 	// OnJob, when set, is called after each job with its report.
 	OnJob func(JobReport)
+	// AuthAlert, when set, words the alert of a run halted by provider's
+	// auth error at now (the caller knows which variable holds the key);
+	// nil: a plain text naming the provider.
+	AuthAlert func(provider string, cause error, now time.Time) Alert
 }
 
 // JobReport is the result of one job in a run.
@@ -250,8 +254,12 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 	case JobHalted:
 		rep.Status = JobHalted
 		r.finish(jctx, j, JobHalted, nil, res.Halt.Error())
-		r.notify(jctx, Alert{Key: "auth:" + res.Halt.Provider, Rule: "auth_error", Severity: "critical",
-			Text: fmt.Sprintf("Provider %s refused our credentials (%s). The run stopped; no failover for auth errors. Fix the API key, then rerun.", res.Halt.Provider, res.Halt.Error())})
+		a := Alert{Key: "auth:" + res.Halt.Provider, Rule: "auth_error", Severity: "critical",
+			Text: fmt.Sprintf("Provider %s refused our credentials (%s). The run stopped; no failover for auth errors. Fix the API key, then rerun.", res.Halt.Provider, res.Halt.Error())}
+		if r.AuthAlert != nil {
+			a = r.AuthAlert(res.Halt.Provider, res.Halt, r.Chain.Clock.Now())
+		}
+		r.notify(jctx, a)
 	default:
 		rep.Status = JobDeferred
 		last := ""

@@ -182,3 +182,35 @@ func TestAlertProviderDownTwoHours(t *testing.T) {
 		t.Errorf("chain_down while the chain publishes:\n%s", strings.Join(down, "\n"))
 	}
 }
+
+// A 401 halts the run (exit 3); its alert has the four parts every alert
+// has and names the variable holding the refused key, as does the final
+// error: T_GEMINI_KEY, not "the key named by api_key_env".
+func TestAlertAuthNamesTheVariable(t *testing.T) {
+	w := newSimWorld(t, 2, map[sim.Flavor]sim.Profile{sim.FlavorGemini: {Script: []sim.Fault{sim.FaultUnauthorized}}}, "")
+	r := run(t, w.dir, w.env, "run")
+	if r.code != exitHalted {
+		t.Fatalf("exit %d, want 3\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	text := alertText(t, w, "auth_error")
+	for _, want := range []string{"Provider gemini refused our credentials (", "Fix T_GEMINI_KEY (in the environment, or in the config's env_file), then rerun.",
+		"\nSince: ", " ago)\nAutomation: The run stopped", "\nRun: `contentpipe health`"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("auth alert lacks %q:\n%s", want, text)
+		}
+	}
+	if !strings.Contains(r.stderr, "halted: gemini refused our credentials; fix T_GEMINI_KEY and rerun") || strings.Contains(r.stderr, "api_key_env") {
+		t.Errorf("the final error should name T_GEMINI_KEY:\n%s", r.stderr)
+	}
+}
+
+// alertText is the text of the one alert of rule in w's database.
+func alertText(t *testing.T, w *simWorld, rule string) string {
+	t.Helper()
+	db := openDB(t, filepath.Join(w.dir, "data", "pipeline.db"))
+	var text string
+	if err := db.QueryRow("SELECT text FROM alerts WHERE rule = ?", rule).Scan(&text); err != nil {
+		t.Fatalf("the %s alert: %v", rule, err)
+	}
+	return text
+}

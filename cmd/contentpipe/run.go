@@ -83,6 +83,9 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 		// The ceiling is held in each claim too: concurrent runs never
 		// together pass it.
 		PostsPerDay: cfg.Job.PostsPerDay,
+		AuthAlert: func(provider string, cause error, now time.Time) chain.Alert {
+			return alerts.AuthAlert(provider, keyEnvOf(cfg, provider), cause.Error(), now)
+		},
 	}
 	if cfg.RetentionDays > 0 {
 		if n, err := store.PurgeOutputs(ctx, time.Now().AddDate(0, 0, -cfg.RetentionDays)); err != nil {
@@ -114,7 +117,7 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 		pa := chain.AsPublishAuthError(sum.Halt)
 		return exitWith(exitHalted, fmt.Errorf("halted: %s; %s, then rerun", pa.Error(), pa.Fix))
 	case sum.Halt != nil:
-		return exitWith(exitHalted, fmt.Errorf("halted: %s refused our credentials; fix the key named by api_key_env and rerun", sum.Halt.Provider))
+		return exitWith(exitHalted, fmt.Errorf("halted: %s refused our credentials; fix %s and rerun", sum.Halt.Provider, keyOf(cfg, sum.Halt.Provider)))
 	case sum.Review > 0 || sum.Deferred > 0 || sum.Errors > 0 || sum.Unstarted > 0:
 		return exitWith(exitPartial, nil)
 	}

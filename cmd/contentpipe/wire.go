@@ -372,3 +372,23 @@ func retryPolicy(r config.Retry) chain.RetryPolicy {
 	}
 	return p
 }
+
+// keyEnvOf is the variable holding the key of the link named provider
+// ("" when it has none or is not in the config).
+func keyEnvOf(cfg *config.Config, provider string) string {
+	for _, l := range append(append([]config.Link(nil), cfg.Chain...), cfg.Candidates...) {
+		if l.Name == provider {
+			return l.APIKeyEnv
+		}
+	}
+	return ""
+}
+
+// keyOf names the key of the link named provider for a message: its
+// variable, or "its API key" for a link without one.
+func keyOf(cfg *config.Config, provider string) string {
+	if env := keyEnvOf(cfg, provider); env != "" {
+		return env
+	}
+	return "its API key"
+}
