@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/contentpipe/contentpipe/alerts"
+	"github.com/contentpipe/contentpipe/alerts/telegramtest"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 	"github.com/contentpipe/contentpipe/telemetry"
@@ -172,11 +173,15 @@ func (a *app) alertsCmd() *cobra.Command {
 			return nil
 		},
 	})
-	cmd.AddCommand(&cobra.Command{
+	var demo bool
+	test := &cobra.Command{
 		Use:   "test",
-		Short: "Send a test message to the configured Telegram chat",
+		Short: "Send a test message to the configured Telegram chat; --demo shows what alerts look like, without a bot",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if demo {
+				return a.alertsTestDemo(c.Context())
+			}
 			cfg, err := config.LoadForReading(a.configPath, a.getenv)
 			if err != nil {
 				return exitWith(exitConfig, err)
@@ -193,8 +198,37 @@ func (a *app) alertsCmd() *cobra.Command {
 			fmt.Fprintln(a.stdout, "test message sent to telegram")
 			return nil
 		},
-	})
+	}
+	test.Flags().BoolVar(&demo, "demo", false, "show example alerts as a Telegram chat displays them (sent to a loopback fake of the Bot API; no bot, no config, no database)")
+	cmd.AddCommand(test)
 	return cmd
+}
+
+// alertsTestDemo delivers alerts.DemoAlerts through the real Telegram
+// notifier to a loopback fake of the Bot API (alerts/telegramtest, which
+// parses the HTML as Telegram does) and prints each message as the chat
+// shows it.
+func (a *app) alertsTestDemo(ctx context.Context) error {
+	srv := telegramtest.NewServer("100000:demo-token-not-secret", "4242")
+	defer srv.Close()
+	tg := alerts.NewTelegram(srv.Token, srv.ChatID, srv.Endpoint, nil)
+	demo := alerts.DemoAlerts(time.Now())
+	out := a.stdout // examples to read, not a log of deeds: never stamped
+	if s, ok := out.(*lineStamper); ok {
+		out = s.w
+	}
+	fmt.Fprintf(out, "%d example alerts as a Telegram chat shows them (sent to a loopback fake of the Bot API: no bot needed).\n", len(demo))
+	fmt.Fprintln(out, "Without Telegram the same text goes to stderr as ALERT [SEVERITY] lines. Set-up: README \"Setting up Telegram\".")
+	for _, al := range demo {
+		before := len(srv.Messages())
+		if err := tg.Deliver(ctx, al); err != nil {
+			return exitWith(exitPartial, fmt.Errorf("alerts test --demo: %s: %w", al.Rule, err))
+		}
+		for _, m := range srv.Messages()[before:] {
+			fmt.Fprintf(out, "\n── %s ──\n%s\n", al.Rule, m.Text)
+		}
+	}
+	return nil
 }
 
 // openForAlerts loads the config and opens the store for `alerts flush`.

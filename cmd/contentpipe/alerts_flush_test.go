@@ -147,3 +147,29 @@ func TestAlertsWithoutTelegramGoToStderrOnce(t *testing.T) {
 		t.Fatalf("alerts test without telegram: %d %s", a.code, a.stderr)
 	}
 }
+
+// `alerts test --demo` shows a newcomer what the messages look like: the
+// example alerts delivered through the real Telegram notifier to the
+// loopback fake Bot API, printed as the chat displays them (the HTML
+// parsed), with no bot, no config and no database.
+func TestAlertsTestDemo(t *testing.T) {
+	dir := t.TempDir()
+	r := run(t, dir, nil, "alerts", "test", "--demo")
+	if r.code != 0 {
+		t.Fatalf("alerts test --demo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"🔴 CRITICAL contentpipe · chain_down\nDown: the whole chain", "🟠 WARNING contentpipe · provider_down",
+		"🔴 CRITICAL contentpipe · auth_error\nProvider gemini refused our credentials", "Fix GEMINI_API_KEY",
+		"🟠 WARNING contentpipe · budget", "🔵 INFO contentpipe · review_queue", "🟠 WARNING contentpipe · health",
+		"\nSince: ", "\nAutomation: ", "\nRun: contentpipe health"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the demo lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "<b>") || strings.Contains(r.stdout, "`") {
+		t.Errorf("the demo shows markup instead of what the chat displays:\n%s", r.stdout)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("alerts test --demo left %d file(s) in the working directory", len(entries))
+	}
+}
