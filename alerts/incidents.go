@@ -189,7 +189,7 @@ func (r Rules) echo(evs []telemetry.IncidentEvent, msg func(telemetry.IncidentEv
 	}
 	for _, e := range evs {
 		a := msg(e)
-		fmt.Fprintf(r.Console, "ALERT [%s] %s\n", strings.ToUpper(a.Severity), a.Text)
+		EchoAlert(r.Console, a.Rule, a.Severity, a.Key, fmt.Sprintf("ALERT [%s] %s", strings.ToUpper(a.Severity), a.Text))
 	}
 }
 

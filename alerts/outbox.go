@@ -48,15 +48,32 @@ func (o *Outbox) Notify(ctx context.Context, a chain.Alert) error {
 	now := clockOf(o.Clock).Now()
 	queued, err := o.Store.EnqueueAlert(ctx, telemetry.Alert{Key: a.Key, Rule: a.Rule, Severity: a.Severity, Text: a.Text}, o.QuietFor(Rule(a.Rule)), now)
 	if err != nil {
-		if o.Console != nil {
-			fmt.Fprintf(o.Console, "ALERT (not queued: %v) [%s] %s\n", err, a.Severity, a.Text)
-		}
+		EchoAlert(o.Console, a.Rule, a.Severity, a.Key, fmt.Sprintf("ALERT (not queued: %v) [%s] %s", err, a.Severity, a.Text))
 		return fmt.Errorf("queue alert %s: %w", a.Key, err)
 	}
-	if queued && o.Console != nil {
-		fmt.Fprintf(o.Console, "ALERT [%s] %s\n", strings.ToUpper(a.Severity), a.Text)
+	if queued {
+		EchoAlert(o.Console, a.Rule, a.Severity, a.Key, fmt.Sprintf("ALERT [%s] %s", strings.ToUpper(a.Severity), a.Text))
 	}
 	return nil
+}
+
+// RecordWriter is a console that takes an alert as one record (a
+// structured log, `--log-format json`) instead of its lines one by one.
+type RecordWriter interface {
+	WriteAlert(rule, severity, key, text string) error
+}
+
+// EchoAlert writes text, the console form of the alert of rule, severity
+// and key, to w (nil: nowhere): as one record when w is a RecordWriter,
+// else as its lines.
+func EchoAlert(w io.Writer, rule, severity, key, text string) {
+	switch rw := w.(type) {
+	case nil:
+	case RecordWriter:
+		_ = rw.WriteAlert(rule, severity, key, text)
+	default:
+		fmt.Fprintln(w, text)
+	}
 }
 
 // clockOf returns c, or the wall clock when c is nil.

@@ -235,8 +235,8 @@ func (c *Console) Deliver(_ context.Context, a telemetry.Alert) error {
 	if c.W == nil || c.Since.IsZero() || !a.CreatedAt.Before(c.Since) {
 		return nil
 	}
-	_, err := fmt.Fprintf(c.W, "ALERT [%s] (queued %s) %s\n", strings.ToUpper(a.Severity), a.CreatedAt.UTC().Format(time.RFC3339), a.Text)
-	return err
+	EchoAlert(c.W, a.Rule, a.Severity, a.Key, fmt.Sprintf("ALERT [%s] (queued %s) %s", strings.ToUpper(a.Severity), a.CreatedAt.UTC().Format(time.RFC3339), a.Text))
+	return nil
 }
 
 // sinceAgo is the "(… ago)" of a Since line, with the optional "the

@@ -49,7 +49,14 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log-level %q: want one of debug, info, warn, error", level)
 	}
-	opts := &slog.HandlerOptions{Level: lv}
+	// One timestamp format across the log: slog's JSON handler would write
+	// nanoseconds, the plain lines and the text handler milliseconds.
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey && a.Value.Kind() == slog.KindTime {
+			return slog.String(slog.TimeKey, a.Value.Time().UTC().Format(stampTime))
+		}
+		return a
+	}}
 	switch strings.ToLower(format) {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
@@ -139,6 +146,64 @@ func (s *lineStamper) emit(line []byte) error {
 	return err
 }
 
+// Record writes one event: in the json format one object whose msg holds
+// every line of msg and which carries fields (key, value pairs: strings,
+// numbers, durations as Go strings) after the standard keys; in the text
+// format msg's lines, each stamped. A pending partial line goes first.
+func (s *lineStamper) Record(level, msg string, fields ...any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.buf) > 0 {
+		line := s.buf
+		s.buf = nil
+		if err := s.emit(line); err != nil {
+			return err
+		}
+	}
+	msg = strings.TrimRight(msg, "\n")
+	if !s.json {
+		for _, l := range strings.Split(msg, "\n") {
+			if err := s.emit([]byte(l)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	b := []byte("{")
+	add := func(k string, v any) {
+		if d, ok := v.(time.Duration); ok {
+			v = d.String()
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		if err != nil {
+			vb, _ = json.Marshal(fmt.Sprint(v))
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, kb...), ':'), vb...)
+	}
+	add("time", s.now().UTC().Format(stampTime))
+	add("level", level)
+	add("msg", msg)
+	add("stream", s.stream)
+	for i := 0; i+1 < len(fields); i += 2 {
+		if k, ok := fields[i].(string); ok {
+			add(k, fields[i+1])
+		}
+	}
+	_, err := s.w.Write(append(b, '}', '\n'))
+	return err
+}
+
+// WriteAlert is how the alerts package echoes an alert on the console
+// (alerts.RecordWriter): one record carrying its rule, severity and key,
+// however many lines its text has.
+func (s *lineStamper) WriteAlert(rule, severity, key, text string) error {
+	return s.Record(s.level, text, "alert_rule", rule, "severity", severity, "alert_key", key)
+}
+
 // setupOutput applies --log-format and --log-level before a command runs:
 // the logger on the process's stderr, and timestamps on the plain lines of
 // stderr (alerts on the console, the final error) and of a stamped
@@ -171,6 +236,17 @@ func (a *app) errorOut() io.Writer {
 		return newLineStamper(s.w, format, "ERROR", s.stream)
 	}
 	return a.stderr
+}
+
+// printError writes a command's final error: one record of level ERROR
+// when stderr is stamped (a config error with all its problems is one
+// event), else its lines.
+func (a *app) printError(err error) {
+	if s, ok := a.errorOut().(*lineStamper); ok {
+		_ = s.Record("ERROR", "contentpipe: "+err.Error())
+		return
+	}
+	fmt.Fprintln(a.errorOut(), "contentpipe:", err)
 }
 
 // flushOutput writes the partial lines the stampers still hold.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/contentpipe/contentpipe/adapters/sim"
+
 	"bytes"
 	"encoding/json"
 	"regexp"
@@ -111,5 +113,70 @@ func TestCronRunEveryLineTimestamped(t *testing.T) {
 				t.Errorf("--log-format json: not a JSON record with a time: %q", line)
 			}
 		}
+	}
+}
+
+// TestJSONLogRecords: with --log-format json every line of stdout and
+// stderr is one JSON record with one timestamp format (RFC 3339, UTC,
+// milliseconds); a chain event carries its fields (event, job, topic,
+// provider, attempt, outcome, wait), and a four-line alert (the backlog of
+// one topic runs low) is one record carrying alert_rule, never four.
+func TestJSONLogRecords(t *testing.T) {
+	w := newWorld(t, worldOptions{topics: 1, baseURL: map[string]string{"gemini": "http://127.0.0.1:9"},
+		profiles: map[sim.Flavor]sim.Profile{sim.FlavorGroq: {Script: []sim.Fault{sim.FaultRateMinute}}}})
+	r := run(t, w.dir, w.env, "--log-format", "json", "run")
+	if r.code != 0 {
+		t.Fatalf("run exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	timeRE := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+	var recs []map[string]any
+	for name, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
+		for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Errorf("%s: not one JSON record: %q", name, line)
+				continue
+			}
+			if ts, _ := rec["time"].(string); !timeRE.MatchString(ts) {
+				t.Errorf("%s: time %q is not RFC 3339 UTC with milliseconds: %q", name, ts, line)
+			}
+			if msg, _ := rec["msg"].(string); regexp.MustCompile(`^(Since|Automation|Run): `).MatchString(msg) {
+				t.Errorf("%s: a line of an alert as a record of its own: %q", name, line)
+			}
+			recs = append(recs, rec)
+		}
+	}
+	find := func(what string, match func(map[string]any) bool) map[string]any {
+		for _, rec := range recs {
+			if match(rec) {
+				return rec
+			}
+		}
+		t.Errorf("no %s record among:\n%s\n%s", what, r.stdout, r.stderr)
+		return nil
+	}
+	find("try gemini, attempt 1", func(m map[string]any) bool {
+		return m["event"] == "try" && m["provider"] == "gemini" && m["attempt"] == 1.0 && m["job"] != "" && m["topic"] != nil && m["jobs"] == 1.0
+	})
+	find("gemini's failed outcome", func(m map[string]any) bool {
+		return m["event"] == "outcome" && m["provider"] == "gemini" && m["outcome"] == "connect_failed"
+	})
+	find("groq's rate limit", func(m map[string]any) bool {
+		return m["event"] == "outcome" && m["provider"] == "groq" && m["outcome"] == "rate_limited"
+	})
+	find("a wait", func(m map[string]any) bool {
+		_, ms := m["wait_ms"].(float64)
+		w, _ := m["wait"].(string)
+		return m["event"] == "wait" && ms && w != ""
+	})
+	find("groq accepted with its score", func(m map[string]any) bool {
+		return m["event"] == "outcome" && m["provider"] == "groq" && m["outcome"] == "ok" && m["score"] != nil
+	})
+	alert := find("the backlog_low alert as one record", func(m map[string]any) bool {
+		return m["alert_rule"] == "backlog_low" && m["severity"] == "warning" && m["stream"] == "stderr" && m["alert_key"] != nil
+	})
+	if msg, _ := alert["msg"].(string); alert != nil && (!strings.HasPrefix(msg, "ALERT [WARNING] ") || !strings.Contains(msg, "\nSince: ") ||
+		!strings.Contains(msg, "\nAutomation: ") || !strings.Contains(msg, "\nRun: ")) {
+		t.Errorf("the alert record does not hold the whole message: %q", msg)
 	}
 }

@@ -75,12 +75,12 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(a.errorOut(), "contentpipe:", ee.err)
+			a.printError(ee.err)
 		}
 		return ee.code
 	}
 	// cobra's own errors: unknown command or flag — usage errors.
-	fmt.Fprintln(a.errorOut(), "contentpipe:", err)
+	a.printError(err)
 	return exitConfig
 }
 

@@ -55,7 +55,8 @@ func (p *progress) event(e chain.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopTicker()
-	prefix := fmt.Sprintf("[job %d/%d %s]", p.jobNo(e.Job), p.total, e.Job.Topic)
+	no := p.jobNo(e.Job)
+	prefix := fmt.Sprintf("[job %d/%d %s]", no, p.total, e.Job.Topic)
 	var line string
 	switch e.Kind {
 	case "try":
@@ -82,6 +83,10 @@ func (p *progress) event(e chain.Event) {
 			line = fmt.Sprintf("%s %s failed: %s — %s", prefix, e.Provider, e.Outcome, shorten(e.Reason, 120))
 		}
 	default:
+		return
+	}
+	if s, ok := p.w.(*lineStamper); ok && s.json {
+		_ = s.Record("INFO", line, eventFields(e, no, p.total)...)
 		return
 	}
 	if !p.tty {
@@ -142,4 +147,30 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// eventFields are the fields of a chain event's JSON log record (see
+// README "Running it from cron or systemd"): what the line says, as keys a
+// log pipeline can filter on. Empty values are left out.
+func eventFields(e chain.Event, no, total int) []any {
+	f := []any{"event", e.Kind, "job", e.Job.ID, "topic", e.Job.Topic, "job_no", no, "jobs", total}
+	if e.Provider != "" {
+		f = append(f, "provider", e.Provider)
+	}
+	if e.Attempt > 0 {
+		f = append(f, "attempt", e.Attempt)
+	}
+	if e.Outcome != "" {
+		f = append(f, "outcome", string(e.Outcome))
+	}
+	if e.Kind == "outcome" && (e.Outcome == chain.OutcomeOK || e.Outcome == chain.OutcomeRejected) {
+		f = append(f, "score", e.Score)
+	}
+	if e.Kind == "wait" {
+		f = append(f, "wait", e.Wait.Round(time.Millisecond), "wait_ms", e.Wait.Milliseconds())
+	}
+	if e.Reason != "" {
+		f = append(f, "reason", e.Reason)
+	}
+	return f
 }
