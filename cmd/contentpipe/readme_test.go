@@ -219,3 +219,45 @@ func TestReadmeCron(t *testing.T) {
 		t.Error("report.log is empty after the report line")
 	}
 }
+
+// TestReadmeDemo runs README.md's first two blocks as printed, in a fresh
+// directory: `go run ./cmd/contentpipe` is the built binary (README says
+// the two are the same), `go test` is left out (it is the test run
+// itself), and the prompts test of README's Prompts section follows, in
+// README's order. Every line must exit 0; the sql line must show the
+// recorded calls.
+func TestReadmeDemo(t *testing.T) {
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		t.Skip("sqlite3 (the CLI the README uses) is not installed")
+	}
+	readme := filepath.Join("..", "..", "README.md")
+	lines := append(readmeBlock(t, readme, "readme-test: demo "), readmeBlock(t, readme, "readme-test: demo-look")...)
+	lines = append(lines, "go run ./cmd/contentpipe prompts test --demo")
+	bin := binary(t)
+	var script []string
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "go test") {
+			continue
+		}
+		script = append(script, strings.Replace(l, "go run ./cmd/contentpipe", bin, 1))
+	}
+	if len(script) < 4 {
+		t.Fatalf("README's demo blocks have %d commands:\n%s", len(script), strings.Join(lines, "\n"))
+	}
+	dir := t.TempDir()
+	for _, l := range script {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		cmd := exec.CommandContext(ctx, "sh", "-c", l)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TZ=UTC"}
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("README line %q: %v\n%s", l, err, out)
+		}
+		if strings.Contains(l, " sql ") && !strings.Contains(string(out), "gemini") {
+			t.Errorf("README's sql line shows no gemini calls:\n%s", out)
+		}
+	}
+}
