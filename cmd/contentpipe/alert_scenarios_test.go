@@ -98,6 +98,7 @@ func setAll(w *simWorld, p sim.Profile) {
 // chain-down message and one resolved message, no per-job or per-provider
 // messages on top.
 func TestAlertChainDownOneIncident(t *testing.T) {
+	t.Parallel()
 	w := alertWorld(t, 2, nil)
 	setAll(w, sim.Profile{Rates: map[sim.Fault]float64{sim.FaultUnavailable: 1}})
 	for i := range 3 {
@@ -129,6 +130,7 @@ func TestAlertChainDownOneIncident(t *testing.T) {
 // quota exhaustion (runs six hours apart) of the first link: automation
 // handles both, so no provider-down message.
 func TestAlertRateLimitsAndQuotaNotDown(t *testing.T) {
+	t.Parallel()
 	w := alertWorld(t, 1, map[sim.Flavor]sim.Profile{
 		sim.FlavorGemini: {Script: []sim.Fault{sim.FaultRateMinute, sim.FaultRateMinute}, RetryAfter: 200 * time.Millisecond},
 	})
@@ -162,6 +164,7 @@ func TestAlertRateLimitsAndQuotaNotDown(t *testing.T) {
 // (and on), runs an hour apart, the chain publishing through the next
 // link: exactly one provider-down message.
 func TestAlertProviderDownTwoHours(t *testing.T) {
+	t.Parallel()
 	w := alertWorld(t, 1, map[sim.Flavor]sim.Profile{
 		sim.FlavorGemini: {Rates: map[sim.Fault]float64{sim.FaultUnavailable: 1}},
 	})
@@ -187,6 +190,7 @@ func TestAlertProviderDownTwoHours(t *testing.T) {
 // has and names the variable holding the refused key, as does the final
 // error: T_GEMINI_KEY, not "the key named by api_key_env".
 func TestAlertAuthNamesTheVariable(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 2, map[sim.Flavor]sim.Profile{sim.FlavorGemini: {Script: []sim.Fault{sim.FaultUnauthorized}}}, "")
 	r := run(t, w.dir, w.env, "run")
 	if r.code != exitHalted {

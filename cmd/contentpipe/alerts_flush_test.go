@@ -22,6 +22,7 @@ func allDown() map[sim.Flavor]sim.Profile {
 // job) stays in the outbox, and the next command of another kind delivers
 // every pending alert exactly once.
 func TestAlertsTelegramDownDuringRunSentByNextCommand(t *testing.T) {
+	t.Parallel()
 	const topics = 3
 	w, bot := telegramWorld(t, topics, allDown(), "")
 	bot.SetDown(true)
@@ -90,6 +91,7 @@ func TestAlertsTelegramDownDuringRunSentByNextCommand(t *testing.T) {
 // TestAlertsTwoProcessesFlushOnce starts several flushing processes at once
 // over the same pending alerts: each alert reaches Telegram once.
 func TestAlertsTwoProcessesFlushOnce(t *testing.T) {
+	t.Parallel()
 	const topics = 6
 	w, bot := telegramWorld(t, topics, allDown(), "")
 	bot.SetDown(true)
@@ -127,6 +129,7 @@ func TestAlertsTwoProcessesFlushOnce(t *testing.T) {
 // printed once on stderr, recorded in the table, marked delivered, and
 // nothing fails.
 func TestAlertsWithoutTelegramGoToStderrOnce(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 2, allDown(), "")
 	r := run(t, w.dir, w.env, "run")
 	if r.code != 1 {
@@ -153,6 +156,7 @@ func TestAlertsWithoutTelegramGoToStderrOnce(t *testing.T) {
 // loopback fake Bot API, printed as the chat displays them (the HTML
 // parsed), with no bot, no config and no database.
 func TestAlertsTestDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := run(t, dir, nil, "alerts", "test", "--demo")
 	if r.code != 0 {

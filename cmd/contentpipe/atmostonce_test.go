@@ -25,6 +25,7 @@ import (
 // the config that first ran on it; a config with another target is refused
 // (exit 2, both named) before any call, and publishes nothing.
 func TestOneDatabaseOneTarget(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 2, nil, "")
 	if r := run(t, w.dir, w.env, "run"); r.code != 0 {
 		t.Fatalf("first run exit %d\n%s", r.code, r.stderr)
@@ -76,6 +77,7 @@ func (s *slowReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // is still delivering waits for it and reports "already published", exit 0;
 // the receiver gets one delivery.
 func TestConcurrentApprove(t *testing.T) {
+	t.Parallel()
 	recv := &slowReceiver{pause: 1500 * time.Millisecond}
 	hook := httptest.NewServer(recv)
 	t.Cleanup(hook.Close)
@@ -155,6 +157,7 @@ func keyEchoProxy(t *testing.T, target string) *httptest.Server {
 // contains the API key it was called with; the key is replaced before the
 // answer is stored or published, and the call says so.
 func TestSecretEchoedInAnArticle(t *testing.T) {
+	t.Parallel()
 	down := sim.Profile{Rates: map[sim.Fault]float64{sim.FaultUnavailable: 1}}
 	sims, err := sim.StartAll(nil)
 	if err != nil {
@@ -214,6 +217,7 @@ func (h *redirectingReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 // published (exit 1), the redirect's target gets nothing, and the next run,
 // once the receiver answers 200, delivers the same key with the same body.
 func TestWebhookRedirectIsNotPublished(t *testing.T) {
+	t.Parallel()
 	for _, st := range []int{301, 302, 303, 307, 308} {
 		t.Run(strconv.Itoa(st), func(t *testing.T) {
 			var elsewhere atomic.Int64

@@ -19,6 +19,7 @@ var publishedRE = regexp.MustCompile(`run for slot [0-9-]+: ([0-9]+) published`)
 // 4 (3 + 1 + 0 + 0), the next day the next 4 in file order, then the last
 // 2, and no topic is ever published twice.
 func TestBacklogPostsPerDayThirtyDays(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("120 runs of the binary: skipped with -short")
 	}
@@ -87,6 +88,7 @@ func TestBacklogPostsPerDayThirtyDays(t *testing.T) {
 // 10 a run, on a backlog of 10 with posts_per_day 4, publish exactly 4
 // together: the ceiling is held in the claim, not only counted at start.
 func TestPostsPerDayConcurrentRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("four concurrent runs: skipped with -short")
 	}

@@ -16,6 +16,7 @@ import (
 // error. The links have a history from the day before (estimates use the
 // median of recent outputs), as a running installation does.
 func TestMoneyBudgetConcurrentRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("four concurrent runs: skipped with -short")
 	}
@@ -104,6 +105,7 @@ FROM cap_reservations WHERE settled = 1 AND sent = 1 AND substr(ts, 1, 10) = ? G
 // price 0.30/2.50) but above Groq's (0.59/0.79) skips Gemini with reason
 // budget, without a call, and Groq writes the article.
 func TestBudgetFallsThroughToCheaperLink(t *testing.T) {
+	t.Parallel()
 	links := map[string]string{"gemini": "max_tokens: 4000", "groq": "max_tokens: 4000", "cerebras": "max_tokens: 4000", "openrouter": "max_tokens: 4000"}
 	w := newWorld(t, worldOptions{topics: 1, link: links, extra: "budget: {daily_usd: 0.006}\n"})
 	r := run(t, w.dir, w.env, "run")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestVersionString(t *testing.T) {
+	t.Parallel()
 	stamp := []debug.BuildSetting{{Key: "vcs.revision", Value: "273b5d7f0123456789abcdef0123456789abcdef"}, {Key: "vcs.modified", Value: "false"}}
 	cases := []struct {
 		name, ldflags string
@@ -35,6 +36,7 @@ func TestVersionString(t *testing.T) {
 // TestVersionNamesCommit builds the binary with the VCS stamp (as go
 // install does in a clone) and expects `version` to name HEAD's commit.
 func TestVersionNamesCommit(t *testing.T) {
+	t.Parallel()
 	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Skipf("not a git checkout: %v", err)
@@ -64,6 +66,7 @@ func TestVersionNamesCommit(t *testing.T) {
 // TestBuildWithoutCgoSaysWhy builds with CGO_ENABLED=0 and expects the
 // failure to say that cgo and a C compiler are needed.
 func TestBuildWithoutCgoSaysWhy(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("go", "build", "-o", filepath.Join(t.TempDir(), "contentpipe"), ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
@@ -76,6 +79,7 @@ func TestBuildWithoutCgoSaysWhy(t *testing.T) {
 }
 
 func TestCompletionScripts(t *testing.T) {
+	t.Parallel()
 	for shell, want := range map[string]string{"bash": "__start_contentpipe", "zsh": "#compdef contentpipe", "fish": "complete -c contentpipe"} {
 		r := run(t, t.TempDir(), nil, "completion", shell)
 		if r.code != 0 || !strings.Contains(r.stdout, want) {

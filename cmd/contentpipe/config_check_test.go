@@ -47,6 +47,7 @@ func golden(t *testing.T, name, got string) {
 var checkEnv = map[string]string{"GEMINI_API_KEY": "FAKEKEY-gemini-7f3a9c11", "GROQ_API_KEY": "FAKEKEY-groq-b81d02ee"}
 
 func TestConfigCheckFiveMistakes(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := checkConfig(t, "five_mistakes.yaml", checkEnv)
 	if code != exitConfig {
 		t.Errorf("exit %d, want %d", code, exitConfig)
@@ -68,6 +69,7 @@ func TestConfigCheckFiveMistakes(t *testing.T) {
 }
 
 func TestConfigCheckValid(t *testing.T) {
+	t.Parallel()
 	code, out, _ := checkConfig(t, "valid.yaml", checkEnv)
 	if code != exitOK {
 		t.Errorf("exit %d, want 0:\n%s", code, out)
@@ -85,6 +87,7 @@ func TestConfigCheckValid(t *testing.T) {
 }
 
 func TestConfigCheckTopicsToo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := "topics: t.yaml\nchain:\n  - {name: l, kind: openai, base_url: \"http://127.0.0.1:1/v1\", model: m}\njob: {parallel: 0}\n"
 	if err := os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(cfg), 0o644); err != nil {
@@ -105,6 +108,7 @@ func TestConfigCheckTopicsToo(t *testing.T) {
 // TestRunPrintsEveryProblem: run stops on a bad config with exit 2 and
 // prints all of its problems, not only the first.
 func TestRunPrintsEveryProblem(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	code := execute(context.Background(), []string{"run", "--config", filepath.Join("testdata", "config_check", "five_mistakes.yaml")},
 		&stdout, &stderr, func(k string) string { return checkEnv[k] })
@@ -120,6 +124,7 @@ func TestRunPrintsEveryProblem(t *testing.T) {
 // with its password replaced, warns about a password in the file, and
 // shows the password nowhere; both keys set is one problem naming both.
 func TestConfigCheckDatabaseURL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const pw = "FAKEPW-check-77e1"
 	chainYAML := "chain:\n  - {name: l, kind: openai, base_url: \"http://127.0.0.1:1/v1\", model: m}\n"

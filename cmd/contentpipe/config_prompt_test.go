@@ -39,6 +39,7 @@ const okTopics = "- id: a\n  title: A title\n"
 // A link's prompt: may name any shipped template, not only the family
 // defaults; an unknown one is a config error listing the available ones.
 func TestConfigPromptNames(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"llama", "gpt-oss", "openai", "gemini"} {
 		if code, out := checkFiles(t, "    prompt: "+name+"\n", okTopics); code != exitOK {
 			t.Errorf("prompt: %s: exit %d, want 0:\n%s", name, code, out)
@@ -58,6 +59,7 @@ func TestConfigPromptNames(t *testing.T) {
 // A topic language the gate cannot check is a config error naming the
 // supported codes; a supported one with a region passes.
 func TestConfigTopicLanguageSupported(t *testing.T) {
+	t.Parallel()
 	code, out := checkFiles(t, "", okTopics+"  language: xx\n")
 	if code != exitConfig || !strings.Contains(out, `language "xx" is not supported`) || !strings.Contains(out, "supported: de, en, es, fr, it, nl, pt, ru, tr") {
 		t.Errorf("language: xx: exit %d, want %d naming the supported codes:\n%s", code, exitConfig, out)
@@ -69,6 +71,7 @@ func TestConfigTopicLanguageSupported(t *testing.T) {
 
 // The shipped example topics name only languages the gate checks.
 func TestExampleTopicsLanguagesSupported(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "data", "topics.example.yaml"))
 	if err != nil {
 		t.Fatal(err)

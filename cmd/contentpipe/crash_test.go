@@ -373,6 +373,7 @@ func tempLeft(t *testing.T, dir string) int {
 // every kill, then reruns to completion: every job is published exactly
 // once, and every attempt is recorded or was cut by a kill.
 func TestCrashKillAndRerun(t *testing.T) {
+	t.Parallel()
 	kills := killCount(t)
 	w := newWorld(t, worldOptions{topics: 8, job: "{posts_per_run: 10000, deadline: 1m, language: en, target_words: 400, parallel: 1}", profiles: crashProfiles()})
 	f := killCampaign(t, w, kills, nil)
@@ -450,6 +451,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // A delivery cut by a kill before it was recorded is resent with the same
 // key and the same bytes; no key ever carries two different articles.
 func TestCrashKillAndRerunWebhook(t *testing.T) {
+	t.Parallel()
 	kills := killCount(t)
 	recv := &hookReceiver{bodies: map[string][]string{}}
 	hook := httptest.NewServer(recv)
@@ -514,6 +516,7 @@ func TestCrashKillAndRerunWebhook(t *testing.T) {
 // TestConcurrentRunsNeverShareAJob starts several runs at once over the same
 // topics: each job is published once.
 func TestConcurrentRunsNeverShareAJob(t *testing.T) {
+	t.Parallel()
 	slow := sim.Profile{FirstTokenDelay: 20 * time.Millisecond}
 	profiles := map[sim.Flavor]sim.Profile{sim.FlavorGemini: slow, sim.FlavorGroq: slow, sim.FlavorCerebras: slow, sim.FlavorOpenRouter: slow}
 	const topics = 12

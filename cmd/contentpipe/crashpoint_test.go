@@ -167,6 +167,7 @@ type crashPointFigures struct {
 }
 
 func TestCrashPoints(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash points: skipped with -short")
 	}

@@ -53,6 +53,7 @@ func copiedCounts(t *testing.T, out string) map[string]string {
 // the copy), and copies the PostgreSQL database back into a new SQLite
 // file.
 func TestDBCopyToPostgresAndBack(t *testing.T) {
+	t.Parallel()
 	pg := withPassword(t, testPostgres(t))
 	w := newSimWorld(t, 3, nil, "")
 	if r := run(t, w.dir, w.env, "run"); r.code != 0 {

@@ -14,6 +14,7 @@ import (
 // hardening; timers that start their service. `systemd-analyze verify`
 // (in .ci/run) checks the syntax.
 func TestSystemdUnitsShipped(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("..", "..", "deploy", "systemd")
 	want := map[string][]string{
 		"contentpipe-run.service":    {"ExecStart=/usr/local/bin/contentpipe run "},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +17,27 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 )
+
+// endToEndParallel is how many end-to-end tests run at once when -parallel
+// is not given. They spend most of their time waiting on the binary they
+// start (its providers, its sleeps, its database), so more of them than
+// there are cores overlap well; the ones whose timing is the test (leases,
+// SIGSTOP, signals, locks, power cuts) do not call t.Parallel and run alone
+// before the others.
+const endToEndParallel = 4
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", fmt.Sprint(endToEndParallel)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(m.Run())
+}
 
 var (
 	binOnce sync.Once
@@ -111,6 +133,7 @@ func column(t *testing.T, db *sql.DB, q string, args ...any) []string {
 }
 
 func TestDemoEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := run(t, dir, nil, "run", "--demo")
 	if r.code != 0 {
@@ -202,6 +225,7 @@ FROM calls WHERE ts >= date('now', '-7 days') GROUP BY provider ORDER BY usd DES
 }
 
 func TestBadConfigIsExit2WithLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := "database: data/x.db\nchian: []\n"
 	if err := os.WriteFile(filepath.Join(dir, "contentpipe.yaml"), []byte(cfg), 0o644); err != nil {
@@ -225,6 +249,7 @@ func TestBadConfigIsExit2WithLine(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	r := run(t, t.TempDir(), nil, "version")
 	if r.code != 0 || !strings.Contains(r.stdout, "sqlite 3.") || !strings.Contains(r.stdout, "go1.") {
 		t.Fatalf("version: %d %q", r.code, r.stdout)

@@ -27,6 +27,7 @@ func healthRow(out, provider string) string {
 // exits 0 and alerts nobody, and `report` and the metrics use the same
 // words. A link that fails with 503 is unhealthy: exit 1 and one alert.
 func TestHealthStatesOnTheBinary(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 2, map[sim.Flavor]sim.Profile{
 		sim.FlavorGemini: {Rates: map[sim.Fault]float64{sim.FaultRateDay: 1}},
 	}, "health: {cold_factor: 3, cold_floor: 1s}\n")
@@ -99,6 +100,7 @@ func TestHealthStatesOnTheBinary(t *testing.T) {
 // damaged page of the calls index — which the cheap check at open does not
 // read — stops it with exit 2 naming the file, before any provider call.
 func TestHealthDamagedDatabase(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 2, nil, "")
 	if r := run(t, w.dir, w.env, "run"); r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)

@@ -28,6 +28,7 @@ func telegramWorld(t *testing.T, topics int, profiles map[sim.Flavor]sim.Profile
 }
 
 func TestHealthOneFailingLink(t *testing.T) {
+	t.Parallel()
 	w, bot := telegramWorld(t, 1, map[sim.Flavor]sim.Profile{
 		sim.FlavorGroq: {Rates: map[sim.Fault]float64{sim.FaultServerError: 1}},
 	}, "")

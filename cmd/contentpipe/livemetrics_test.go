@@ -40,6 +40,7 @@ func familyNames(t *testing.T, what, text string) map[string]*dto.MetricFamily {
 // /metrics, parses both with the Prometheus text parser and expects the
 // same contentpipe families in both.
 func TestServeMetricsAddr(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 2, nil, `schedule: {run: "@every 1s", health: "@every 1s", report: ""}
 `)
 	metricsDir := filepath.Join(w.dir, "var", "metrics") // created by serve
@@ -182,6 +183,7 @@ func samples(fams map[string]*dto.MetricFamily) map[string]float64 {
 // the health walk's calls too). Latencies are stored in milliseconds and the walk's time is
 // its newest row's, so those agree to a millisecond and a few seconds.
 func TestServeMetricsAfterRestart(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 2, nil, `schedule: {run: "0 0 1 1 *", health: "0 0 1 1 *", report: ""}
 `)
 	files := map[string]*dto.MetricFamily{}

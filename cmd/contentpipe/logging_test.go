@@ -12,6 +12,7 @@ import (
 )
 
 func TestLineStamper(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 1, 6, 0, 0, 123e6, time.UTC)
 	var b bytes.Buffer
 	s := newLineStamper(&b, "text", "INFO", "stdout")
@@ -47,6 +48,7 @@ func TestLineStamper(t *testing.T) {
 }
 
 func TestLogFlagsRejectUnknownValues(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"--log-level", "loud", "version"}, {"--log-format", "xml", "version"}} {
 		r := run(t, t.TempDir(), nil, args...)
 		if r.code != 2 || !strings.Contains(r.stderr, args[0]) {
@@ -73,6 +75,7 @@ var stampRE = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|time=\d{4}-\d
 // timestamp. A second run the same day must not repeat the Telegram
 // notice, and --log-format json must give one JSON object per line.
 func TestCronRunEveryLineTimestamped(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{topics: 2, baseURL: map[string]string{"gemini": "http://127.0.0.1:9"},
 		extra: "alerts: {provider_down_after: 1ms}\n"})
 	r := run(t, w.dir, w.env, "run")
@@ -122,6 +125,7 @@ func TestCronRunEveryLineTimestamped(t *testing.T) {
 // provider, attempt, outcome, wait), and a four-line alert (the backlog of
 // one topic runs low) is one record carrying alert_rule, never four.
 func TestJSONLogRecords(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{topics: 1, baseURL: map[string]string{"gemini": "http://127.0.0.1:9"},
 		profiles: map[sim.Flavor]sim.Profile{sim.FlavorGroq: {Script: []sim.Fault{sim.FaultRateMinute}}}})
 	r := run(t, w.dir, w.env, "--log-format", "json", "run")

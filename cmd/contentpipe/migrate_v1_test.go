@@ -46,6 +46,7 @@ func buildV1(t *testing.T) string {
 // next run publishes the next four, never them again), their calls follow
 // them to the new ids, and the v1 rows are gone under their old ids.
 func TestMigrateV1Database(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the v1 release: skipped with -short")
 	}

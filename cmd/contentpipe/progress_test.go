@@ -12,6 +12,7 @@ import (
 // TestProgressWaitReasonOnce feeds the events of a 429 retry and of a
 // pacing wait and expects each reason printed once.
 func TestProgressWaitReasonOnce(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	p := newProgress(&b, 1)
 	j := chain.Job{ID: "2026-12-01/t", Topic: "t"}
@@ -41,6 +42,7 @@ func TestProgressWaitReasonOnce(t *testing.T) {
 // TestHealthTableAligned prints a table with a model name longer than any
 // fixed width and expects the status and detail columns to line up.
 func TestHealthTableAligned(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	printHealthTable(&b, []chain.HealthCheck{
 		{Provider: "gemini", Model: "gemini-flash-latest", State: chain.HealthHealthy, OK: true, Outcome: chain.OutcomeOK, Latency: 120 * time.Millisecond},

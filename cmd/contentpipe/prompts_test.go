@@ -20,6 +20,7 @@ func promptRow(link, version, result string) *regexp.Regexp {
 // once, gates the answers and prints one row per link; the calls are
 // recorded with purpose 'prompts', never as a job's.
 func TestPromptsTestDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := run(t, dir, nil, "prompts", "test", "--demo")
 	if r.code != 0 {
@@ -58,6 +59,7 @@ func TestPromptsTestDemo(t *testing.T) {
 // One link whose answer fails the gate makes the test exit 1, with that
 // row marked FAIL and its checks shown; a link that errors is reported too.
 func TestPromptsTestFails(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 1, map[sim.Flavor]sim.Profile{
 		sim.FlavorGemini:   {Script: []sim.Fault{sim.FaultLowQuality}},
 		sim.FlavorCerebras: {Script: []sim.Fault{sim.FaultUnavailable}},
@@ -86,6 +88,7 @@ func TestPromptsTestFails(t *testing.T) {
 // up) then `prompts test --demo`. The exhausted link is reported "not
 // called (exhausted until …)" and not counted: the other three pass, exit 0.
 func TestPromptsTestAfterRunDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if r := run(t, dir, nil, "run", "--demo"); r.code != 0 {
 		t.Fatalf("run --demo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

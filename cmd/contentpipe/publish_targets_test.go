@@ -111,6 +111,7 @@ func filesByJob(t *testing.T, root, pattern string) map[string][]string {
 }
 
 func TestCrashPointsSiteTargets(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash points: skipped with -short")
 	}
@@ -255,6 +256,7 @@ const siteTopics = `- {id: compost, title: "Home composting for beginners", cate
 // `review approve` publishes them escaped, and hugo and jekyll build every
 // article into a page with its title, date and terms, and no script.
 func TestSitesEndToEnd(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"hugo", "jekyll"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()

@@ -118,6 +118,7 @@ func readmeSetup(t *testing.T, sims *sim.Set, extra ...string) (string, []byte) 
 // link's base_url pointed at loopback simulators in the real wire
 // formats, and the README's own `./contentpipe run`, which must publish.
 func TestReadmeRealProviderSetup(t *testing.T) {
+	t.Parallel()
 	sims, err := sim.StartAll(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +156,7 @@ func TestReadmeRealProviderSetup(t *testing.T) {
 // lines must write their metrics files, and the keys must have reached
 // the simulators from the file (the process environment has none).
 func TestReadmeCron(t *testing.T) {
+	t.Parallel()
 	sims, err := sim.StartAll(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +229,7 @@ func TestReadmeCron(t *testing.T) {
 // README's order. Every line must exit 0; the sql line must show the
 // recorded calls.
 func TestReadmeDemo(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sqlite3"); err != nil {
 		t.Skip("sqlite3 (the CLI the README uses) is not installed")
 	}

@@ -26,6 +26,7 @@ func fileHash(t *testing.T, path string) [32]byte {
 }
 
 func TestReportAfterDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if r := run(t, dir, nil, "run", "--demo"); r.code != 0 {
 		t.Fatalf("run --demo exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -142,6 +143,7 @@ WHERE status = 'published' AND published_at >= date('now', '-7 days')`).Scan(&pu
 }
 
 func TestReportEmptyDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := run(t, dir, nil, "report", "--days", "3")
 	if r.code != 0 || !strings.Contains(r.stdout, "No data in this window") || !strings.Contains(r.stdout, "the last 3 days") {
@@ -179,6 +181,7 @@ VALUES ('gemini', 'gemini-flash-latest', ?, 1, ?, ?, 'ok', 'job')`, fmt.Sprint("
 }
 
 func TestReportQueuesTrendAlertOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if r := run(t, dir, nil, "run", "--demo"); r.code != 0 {
 		t.Fatalf("run --demo exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -216,6 +219,7 @@ func TestReportQueuesTrendAlertOnce(t *testing.T) {
 }
 
 func TestReportToTelegram(t *testing.T) {
+	t.Parallel()
 	const token, chat = "123456789:AAF-report_test-token", "-100987654321"
 	srv := telegramtest.NewServer(token, chat)
 	defer srv.Close()

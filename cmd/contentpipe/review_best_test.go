@@ -12,6 +12,7 @@ import (
 // least work: a full article with one assistant sentence (groq) over thin
 // ones that come first (gemini) or score the same; `review show` says why.
 func TestReviewKeepsFullArticleEndToEnd(t *testing.T) {
+	t.Parallel()
 	thin := sim.Profile{Script: []sim.Fault{sim.FaultLowQuality}}
 	w := newSimWorld(t, 1, map[sim.Flavor]sim.Profile{
 		sim.FlavorGemini: thin, sim.FlavorGroq: {Script: []sim.Fault{sim.FaultMetaPhrase}},

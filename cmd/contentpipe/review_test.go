@@ -20,6 +20,7 @@ func reviewIDs(t *testing.T, dir string) []string {
 // A low-quality primary answer is rejected by the gate and the job is
 // published by the next provider, over the real wire formats.
 func TestLowQualityFailsOverEndToEnd(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 1, map[sim.Flavor]sim.Profile{
 		sim.FlavorGemini: {Script: []sim.Fault{sim.FaultLowQuality}},
 	}, "")
@@ -50,6 +51,7 @@ func TestLowQualityFailsOverEndToEnd(t *testing.T) {
 // raised); `review approve` publishes the kept answer once, a second approve
 // publishes nothing; `review reject` closes a job for its slot.
 func TestAllBadReviewApproveEndToEnd(t *testing.T) {
+	t.Parallel()
 	bad := sim.Profile{Script: []sim.Fault{sim.FaultLowQuality, sim.FaultLowQuality}}
 	w := newSimWorld(t, 2, map[sim.Flavor]sim.Profile{
 		sim.FlavorGemini: bad, sim.FlavorGroq: bad, sim.FlavorCerebras: bad, sim.FlavorOpenRouter: bad,
@@ -147,6 +149,7 @@ func TestAllBadReviewApproveEndToEnd(t *testing.T) {
 // Shadow mode over the sim servers: a slow shadow provider is called for the
 // job, recorded and compared, and the job is published by the primary only.
 func TestShadowEndToEnd(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 1, map[sim.Flavor]sim.Profile{
 		sim.FlavorCerebras: {Script: []sim.Fault{sim.FaultSlowFirstToken}, FirstTokenDelay: 1500 * time.Millisecond},
 	}, "shadow: {providers: [cerebras], sample_rate: 1.0}\n")
@@ -183,6 +186,7 @@ func TestShadowEndToEnd(t *testing.T) {
 // <topic>/<period> for a series), never the date-first form; a date-first
 // id gets the topic id it now is.
 func TestReviewUnknownIDHint(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	u := run(t, dir, nil, "review", "show", "nope")
 	if u.code != exitPartial || !strings.Contains(u.stderr, `unknown job ID "nope"`) || !strings.Contains(u.stderr, "<topic>/<period>") ||

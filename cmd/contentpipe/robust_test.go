@@ -123,6 +123,7 @@ func TestSignalDuringRun(t *testing.T) {
 // no cap is exceeded by a single call (counted in calls and at the
 // simulators), and no run fails on a locked database.
 func TestFourRunsHundredTopicsDailyCaps(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("4 processes x 100 topics: skipped with -short")
 	}
@@ -237,6 +238,7 @@ func deadPort(t *testing.T) string {
 // recognisable fake keys and scans stdout, stderr and every file under the
 // working directory (the SQLite file, its -wal and -shm included) for them.
 func TestSecretsNeverLeak(t *testing.T) {
+	t.Parallel()
 	const tgToken = "987654321:FAKE-telegram-token-secret-777"
 	const hookSecret = "FAKE-webhook-hmac-secret-888"
 	secrets := append([]string{tgToken, hookSecret, "demo-key-not-secret"}, worldKeys...)
@@ -352,6 +354,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 // config corpus through the real binary: exit 2, file:line, a fix, nothing
 // created, no secret in the message.
 func TestBadInputThroughBinary(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join("internal", "config", "testdata", "bad")
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
@@ -418,6 +421,7 @@ func TestBadInputThroughBinary(t *testing.T) {
 // TestCorruptDatabase puts garbage where the database should be, and damages
 // a real one: each run gives a clear error and an exit status, not a panic.
 func TestCorruptDatabase(t *testing.T) {
+	t.Parallel()
 	t.Run("garbage", func(t *testing.T) {
 		w := newSimWorld(t, 2, nil, "")
 		if err := os.MkdirAll(filepath.Join(w.dir, "data"), 0o700); err != nil {
@@ -585,6 +589,7 @@ func TestLockedDatabase(t *testing.T) {
 // and that prompt/answer texts are purged after retention_days while the
 // calls rows stay.
 func TestFilesModesAndRetention(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 3, nil, "retention_days: 2\n")
 	if r := run(t, w.dir, w.env, "run"); r.code != 0 {
 		t.Fatalf("run exit %d\n%s", r.code, r.stderr)

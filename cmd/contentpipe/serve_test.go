@@ -94,6 +94,7 @@ func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
 }
 
 func TestServeBadScheduleIsExit2(t *testing.T) {
+	t.Parallel()
 	w := newSimWorld(t, 1, nil, `schedule: {run: "", health: "", report: ""}
 `)
 	r := run(t, w.dir, w.env, "serve")

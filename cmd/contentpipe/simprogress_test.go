@@ -11,6 +11,7 @@ import (
 // line rewritten in place at most five times a second and cleared before
 // other output; forced onto a pipe, a plain line per tenth of the work.
 func TestSimProgress(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if p := newSimProgress(&b, false, []string{"chain"}, 10); p != nil {
 		t.Fatal("progress on a buffer that is no terminal, not forced")

@@ -21,6 +21,7 @@ func repoFile(t *testing.T, rel string) string {
 }
 
 func TestSimulateFieldNotesDeterministicJSON(t *testing.T) {
+	t.Parallel()
 	for _, faults := range []string{"data/faults/field-notes.yaml", "data/faults/correlated.yaml"} {
 		t.Run(filepath.Base(faults), func(t *testing.T) { testDeterministicJSON(t, faults) })
 	}
@@ -80,6 +81,7 @@ func testDeterministicJSON(t *testing.T, faults string) {
 }
 
 func TestSimulateTableAndKeptDatabases(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keep := filepath.Join(dir, "sim")
 	r := run(t, dir, nil, "simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"),
@@ -103,6 +105,7 @@ func TestSimulateTableAndKeptDatabases(t *testing.T) {
 }
 
 func TestSimulateBadFaultsFileNamesTheLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "faults.yaml")
 	body := "seed: 1\nproviders:\n  gemini:\n    rate_limit:\n      per_minute: 1.5\n  groq: {}\n  cerebras: {}\n  openrouter: {}\n"
@@ -126,6 +129,7 @@ func TestSimulateBadFaultsFileNamesTheLine(t *testing.T) {
 // history the advice needs; it says so, with what it had, instead of
 // endorsing the configured order.
 func TestSimulateAdviseOnShortHistory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := run(t, dir, nil, "simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"),
 		"--faults", repoFile(t, "data/faults/correlated.yaml"), "--days", "3", "--advise")
@@ -176,6 +180,7 @@ func simConfigWithTopics(t *testing.T, dir, topics, job string) string {
 // topic once in its week and the one-off topics once; --posts-per-day is
 // refused, since the backlog sets the load.
 func TestSimulateRunsTheTopicsFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	topics := `- {id: weekly-news, title: "The week in small-office IT", category: it, keywords: [backups, updates], repeat: weekly, priority: 5}
 - {id: compost, title: "Home composting in practice", category: home, keywords: [compost, soil]}
@@ -242,6 +247,7 @@ func simTable(t *testing.T, out string) map[string]map[string]string {
 // default, and shows no progress in a pipe; --wide has every column with
 // the same figures, and --progress forces the progress into the pipe.
 func TestSimulateFitsAndWide(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"simulate", "--config", repoFile(t, "data/faults/field-notes.config.yaml"),
 		"--faults", repoFile(t, "data/faults/correlated.yaml"), "--days", "4", "--advise"}

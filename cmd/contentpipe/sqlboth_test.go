@@ -43,6 +43,7 @@ func readmeQueries(t *testing.T) map[string][]string {
 // marked for both) on the SQLite file, the PostgreSQL ones (and both) on
 // a `db copy` of it. Each dialect has as many blocks as the other.
 func TestReadmeQueries(t *testing.T) {
+	t.Parallel()
 	qs := readmeQueries(t)
 	if len(qs["sqlite"]) == 0 || len(qs["sqlite"]) != len(qs["postgres"]) || len(qs["both"]) == 0 {
 		t.Fatalf("README queries: %d SQLite, %d PostgreSQL, %d for both: want each SQLite example in both dialects",
@@ -84,6 +85,7 @@ func TestReadmeQueries(t *testing.T) {
 // refuses every write on SQLite and on PostgreSQL, without printing the
 // database's password.
 func TestSQLReadOnlyBothBackends(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			o := worldOptions{topics: 2}

@@ -42,6 +42,7 @@ func goldenTopics() ([]chain.BacklogEntry, chain.Runway) {
 // TestTopicsGolden compares `contentpipe topics` in each format with
 // testdata/topics/*; CONTENTPIPE_UPDATE_GOLDEN=1 rewrites them.
 func TestTopicsGolden(t *testing.T) {
+	t.Parallel()
 	plan, runway := goldenTopics()
 	for _, format := range []string{"table", "csv", "json"} {
 		var b bytes.Buffer
@@ -68,6 +69,7 @@ func TestTopicsGolden(t *testing.T) {
 }
 
 func TestRunwayText(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		r    chain.Runway
 		want string
@@ -89,6 +91,7 @@ func TestRunwayText(t *testing.T) {
 // no absolute path; --wide has every column and the paths relative to the
 // config's directory.
 func TestTopicsFitTerminal(t *testing.T) {
+	t.Parallel()
 	topics, err := config.ParseTopics("data/demo-topics.yaml", data.DemoTopics)
 	if err != nil {
 		t.Fatal(err)
