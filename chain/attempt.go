@@ -83,6 +83,9 @@ type attemptOut struct {
 	decision Decision
 	resp     Response // the answer, scrubbed
 	verdict  verdict
+	// circuit is the open circuit a health call was made through (its
+	// words; "" when the circuit admitted the call).
+	circuit string
 }
 
 // verdict is the gate's judgement of an answer.
@@ -110,10 +113,13 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	now := c.Clock.Now()
+	circuit := ""
 	if !t.admitted {
-		if no, err := c.admit(ctx, r, l, now); err != nil || no != nil {
+		no, note, err := c.admit(ctx, r, l, now)
+		if err != nil || no != nil {
 			return c.refuse(rctx, t, no), err
 		}
+		circuit = note
 	}
 	prompt, err := t.render(l)
 	if err != nil {
@@ -151,7 +157,14 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 	if lesson.ExhaustReason != "" {
 		lesson.ExhaustReason += r.note
 	}
-	out := attemptOut{failure: pe, decision: d, resp: resp}
+	switch {
+	case pe != nil && d.Outcome == OutcomeMisconfigured:
+		lesson.Misconfig = &Misconfig{Since: now.UTC(), Detail: misconfigDetail(pe), Fix: pe.Fix, ConfigHash: l.configKey(),
+			ProbeAfter: now.Add(MisconfigProbeEvery).UTC()}
+	case pe == nil || pe.Status != 0:
+		lesson.Reached = true
+	}
+	out := attemptOut{failure: pe, decision: d, resp: resp, circuit: circuit}
 	tokens := 0
 	if pe != nil {
 		call.Outcome, call.HTTPStatus, call.FirstToken, call.Detail = d.Outcome, pe.Status, pe.FirstToken, pe.Message
@@ -163,10 +176,33 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 		out.verdict = c.gate(r, t.job, resp)
 		c.answered(&call, l, resp, out.verdict)
 	}
+	outTokens := resp.OutputTokens
+	if call.UsageSuspect != "" {
+		// Usage that cannot be true never lowers the spend: the call counts
+		// at least at the estimate its reservation took (or the upper
+		// estimate of the prompt and max_tokens), its figures as reported.
+		est := res.estimate(l, prompt)
+		call.CostUSD = max(call.CostUSD, est.usd)
+		tokens, outTokens = max(max(resp.InputTokens, 0)+max(resp.OutputTokens, 0), est.tokens), max(resp.OutputTokens, 0)
+	}
 	res.pace.Settle(tokens)
-	rec := AttemptRecord{Call: call, Learn: lesson.learner(l.Name, c.Breaker, now)}
+	var opened *Misconfig
+	rec := AttemptRecord{Call: call}
+	if learn := lesson.learner(l.Name, c.Breaker, now); learn != nil {
+		rec.Learn = func(st *ProviderState) []Transition {
+			trs := learn(st)
+			opened = nil // the store may run it again on a fresh state
+			for _, tr := range trs {
+				if tr.Kind == TransitionMisconfigured && tr.To == "misconfigured" && st.Misconfigured != nil {
+					m := *st.Misconfigured
+					opened = &m
+				}
+			}
+			return trs
+		}
+	}
 	if res.capID != 0 {
-		rec.Cap = &CapSettlement{ID: res.capID, Sent: sentRequest(pe), Tokens: tokens, OutputTokens: resp.OutputTokens, CostUSD: call.CostUSD}
+		rec.Cap = &CapSettlement{ID: res.capID, Sent: sentRequest(pe), Tokens: tokens, OutputTokens: outTokens, CostUSD: call.CostUSD}
 	}
 	out.call = call
 	if err := c.Store.RecordAttempt(rctx, rec); err != nil {
@@ -175,7 +211,23 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 	if lesson.Clamp != nil {
 		c.notifyClamp(rctx, l, lesson.Clamp)
 	}
+	if opened != nil {
+		c.notifyMisconfigured(rctx, l, *opened)
+	}
+	if pe != nil && d.Outcome == OutcomeTooLarge {
+		c.notifyTooLarge(rctx, l, pe, now)
+	}
 	return out, nil
+}
+
+// misconfigDetail is what a misconfigured link's incident quotes: the
+// status and the provider's words (scrubbed already).
+func misconfigDetail(pe *ProviderError) string {
+	s := what(pe)
+	if pe.Message != "" {
+		s += ": " + pe.Message
+	}
+	return clipWords(s, 500)
 }
 
 // request is the generic request of one call.
@@ -243,6 +295,7 @@ func (c *Chain) answered(call *Call, l *Link, resp Response, v verdict) {
 	call.HTTPStatus, call.FirstToken = resp.HTTPStatus, resp.FirstToken
 	call.InputTokens, call.OutputTokens = resp.InputTokens, resp.OutputTokens
 	call.Truncated, call.Text = resp.Truncated, resp.Text
+	call.UsageSuspect = resp.UsageSuspect
 	call.QualityScore, call.Checks, call.Detail = v.score, v.checks, v.detail
 	call.Outcome = OutcomeOK
 	if !v.pass {

@@ -39,6 +39,19 @@ type Link struct {
 	Pacer          *Pacer
 	MaxTokens      int
 	Stream         bool
+	// ConfigHash identifies the link's configuration (cmd hashes its config
+	// block): a misconfigured link is called again as soon as it changes.
+	// "" means the model alone.
+	ConfigHash string
+}
+
+// configKey is the key a misconfigured incident remembers the link's
+// config by.
+func (l *Link) configKey() string {
+	if l.ConfigHash != "" {
+		return l.ConfigHash
+	}
+	return "model:" + l.Model
 }
 
 // Budget is the chain-wide money limit in USD, per UTC day and UTC month;

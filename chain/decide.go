@@ -2,6 +2,7 @@ package chain
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,12 @@ type Lesson struct {
 	// named delay is believed to (the link's next cap_reset plus
 	// MaxNamedDelay): ExhaustUntil was cut to that bound.
 	Clamp *Clamp
+	// Misconfig, when set, opens (or, for the same config, keeps open with
+	// its next probe a day on) the link's misconfigured incident.
+	Misconfig *Misconfig
+	// Reached says the call reached the provider and was not refused as
+	// misconfigured: an open misconfigured incident closes.
+	Reached bool
 }
 
 // Clamp is a provider-named delay that was not believed in full.
@@ -107,8 +114,9 @@ func (p RetryPolicy) Judge(o Observation, s Standing, now time.Time) (Decision, 
 // deadline, moves on at once and sets ExhaustUntil, never later than
 // nextReset plus MaxNamedDelay. Only the provider's own delay marks the
 // provider exhausted: when our own backoff does not fit the deadline the
-// chain moves on without marking it. A request too large for the link and a
-// misconfigured link move on at once: no wait or retry can help.
+// chain moves on without marking it. A request too large for the link, a
+// misconfigured link and a connection that could not be made (its cause in
+// the reason) move on at once: no wait or retry can help.
 func (p RetryPolicy) Decide(e *ProviderError, retries int, now, deadline, nextReset time.Time, jitter func() float64) Decision {
 	if e == nil {
 		e = &ProviderError{Outcome: OutcomeError}
@@ -136,11 +144,32 @@ func (p RetryPolicy) decide(e *ProviderError, s Standing, now time.Time) (Decisi
 	case OutcomeTooLarge, OutcomeMisconfigured:
 		// Neither a wait nor a retry can make the link take this request.
 		return Decision{Action: ActionNext, Outcome: out, Reason: fmt.Sprintf("%s: next provider at once", what(e))}, nil
-	case OutcomeTimeoutConnect, OutcomeConnectFailed, OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutTotal, OutcomeStreamBroken:
+	case OutcomeConnectFailed:
+		// The resolver or the socket said no before a request was written:
+		// waiting teaches nothing, the next link is tried at once. Still a
+		// breaker sample: a link nobody can reach is down.
+		d := Decision{Action: ActionNext, Outcome: out, Breaker: true, Reason: fmt.Sprintf("%s: next provider at once", what(e))}
+		if e.Message != "" {
+			d.Reason = fmt.Sprintf("%s (%s): next provider at once", what(e), clipWords(e.Message, 160))
+		}
+		return d, nil
+	case OutcomeTimeoutConnect, OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutTotal, OutcomeStreamBroken:
 		return p.next(e, out, p.OtherWait, now, s.Deadline, true), nil
 	default: // bad_request, blocked, error
 		return p.next(e, out, p.OtherWait, now, s.Deadline, false), nil
 	}
+}
+
+// clipWords cuts s to n bytes on a rune boundary, with an ellipsis.
+func clipWords(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // next waits a fitted wait, then moves to the next provider.

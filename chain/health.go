@@ -43,22 +43,56 @@ type HealthRecorder interface {
 type HealthPromptFunc func(family string) Prompt
 
 // HealthWalk configures one health walk. Prompt is required; a nil
-// Recorder records nothing; a nil Baselines detects no cold start; the
-// zero Cold is the default ColdRule.
+// Recorder records nothing; a nil Baselines detects no cold start (one
+// that is also a HealthBaselineSource gives links without job calls their
+// earlier health calls as the baseline); the zero Cold is the default
+// ColdRule. Failures, when set, names the last failure of a link whose
+// circuit is open.
 type HealthWalk struct {
 	Prompt    HealthPromptFunc
 	Recorder  HealthRecorder
 	Baselines BaselineSource
 	Cold      ColdRule
+	Failures  FailureSource
+}
+
+// Failure is a link's last failed call, for the words of a health check.
+type Failure struct {
+	TS      time.Time
+	Outcome Outcome
+	Status  int
+	Detail  string
+}
+
+// String words the failure: "server_error (HTTP 503) at … : detail".
+func (f Failure) String() string {
+	s := string(f.Outcome)
+	if f.Status != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", f.Status)
+	}
+	s += " at " + f.TS.UTC().Format(time.RFC3339)
+	if f.Detail != "" {
+		s += ": " + clipWords(f.Detail, 200)
+	}
+	return s
+}
+
+// FailureSource gives a link's last failed call (telemetry's store
+// implements it); ok is false when it never failed.
+type FailureSource interface {
+	LastFailure(ctx context.Context, provider string) (f Failure, ok bool, err error)
 }
 
 // healthSchema is the JSON schema of the health answer.
 var healthSchema = []byte(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)
 
 // Health walks every link of the chain once with the tiny health request
-// and returns one result per link, in chain order. It honours the same
-// gates as a job: a capped, exhausted or circuit-open link is reported as
-// such and not called (and the skip recorded). A called link's attempt is
+// and returns one result per link, in chain order. It honours the gates of
+// the day: a capped or exhausted link is reported as such and not called
+// (and the skip recorded). A link whose circuit is open is called (a
+// health check is what tells whether it is still down): its check says so
+// with the last failure's cause (w.Failures). A misconfigured link is
+// called too, as its probe: an answer ends the incident. A called link's attempt is
 // recorded as a call with purpose "health", feeds the breaker and teaches
 // exhaustion like any call, and every result goes to w.Recorder. An
 // answer far slower than the link's baseline (w.Cold) is HealthCold. Each
@@ -69,7 +103,7 @@ func (c *Chain) Health(ctx context.Context, w HealthWalk) ([]HealthCheck, error)
 	numbers := &numbering{}
 	var out []HealthCheck
 	for _, l := range c.Links {
-		h, err := c.healthLink(ctx, l, job, numbers, w.Prompt)
+		h, err := c.healthLink(ctx, l, job, numbers, w)
 		if err != nil {
 			return out, err
 		}
@@ -96,6 +130,12 @@ func (c *Chain) judgeCold(ctx context.Context, h *HealthCheck, w HealthWalk, sta
 	if err != nil {
 		return fmt.Errorf("latency baseline %s: %w", h.Provider, err)
 	}
+	if hb, ok := w.Baselines.(HealthBaselineSource); ok && b.Calls == 0 {
+		if b, err = hb.HealthBaseline(ctx, h.Provider, start); err != nil {
+			return fmt.Errorf("health baseline %s: %w", h.Provider, err)
+		}
+		b.Health = b.Calls > 0
+	}
 	h.Baseline = &b
 	if h.State != HealthHealthy {
 		return nil
@@ -104,13 +144,26 @@ func (c *Chain) judgeCold(ctx context.Context, h *HealthCheck, w HealthWalk, sta
 	if cold {
 		h.State = HealthCold
 	}
-	h.Detail = why
+	h.Detail = joinDetail(h.Detail, why)
 	return nil
 }
 
 // healthLink makes one health call through the attempt pipeline, bounded
 // by the chain's deadline, and reports it.
-func (c *Chain) healthLink(ctx context.Context, l *Link, job Job, numbers *numbering, prompt HealthPromptFunc) (HealthCheck, error) {
+func (c *Chain) healthLink(ctx context.Context, l *Link, job Job, numbers *numbering, w HealthWalk) (HealthCheck, error) {
+	prompt := w.Prompt
+	// The failure before this walk's call, should the call go through an
+	// open circuit.
+	var last *Failure
+	if w.Failures != nil {
+		f, ok, err := w.Failures.LastFailure(ctx, l.Name)
+		if err != nil {
+			return HealthCheck{}, fmt.Errorf("last failure %s: %w", l.Name, err)
+		}
+		if ok {
+			last = &f
+		}
+	}
 	budget := c.JobDeadline()
 	now := c.Clock.Now()
 	h := HealthCheck{TS: now, Provider: l.Name, Model: l.Model}
@@ -136,8 +189,32 @@ func (c *Chain) healthLink(ctx context.Context, l *Link, job Job, numbers *numbe
 	h.Model, h.Detail = call.Model, call.Detail
 	h.OK = out.failure == nil && out.verdict.pass
 	h.State = callState(call.Outcome, h.OK)
+	if out.circuit != "" {
+		// Called through an open circuit: say so, the probe's result and
+		// what failed before (jobs still skip it until the circuit's time).
+		note := out.circuit + " (jobs skip it until then)"
+		if last != nil {
+			note += "; last failure: " + last.String()
+		}
+		probe := "probe answered"
+		if !h.OK {
+			probe = "probe failed"
+		}
+		h.Detail = joinDetail(note+"; "+probe, h.Detail)
+	}
 	c.emit(Event{Job: job, Kind: EventOutcome, Provider: l.Name, Attempt: call.Attempt, Outcome: call.Outcome, Reason: call.Detail})
 	return h, nil
+}
+
+// joinDetail joins two parts of a check's detail with "; ".
+func joinDetail(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // healthAnswerProblem says what is wrong with a health answer ("" when it

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +37,8 @@ func TestHealthWalkReportsEveryLink(t *testing.T) {
 		t.Fatal("setup reservation refused")
 	}
 	s.script("cerebras", okText)
-	// openrouter's circuit is open: not called.
+	// openrouter's circuit is open: called all the same (a health check
+	// tells whether it is still down), and its check says so.
 	s.store.states["openrouter"] = &ProviderState{Breaker: Breaker{State: BreakerOpen, OpenedAt: s.clock.Now().Add(-time.Minute)}}
 	s.script("openrouter", okText)
 	s.script("broken", step{err: &ProviderError{Status: 503, Outcome: OutcomeServerError, Message: "The model is overloaded."}})
@@ -55,7 +57,7 @@ func TestHealthWalkReportsEveryLink(t *testing.T) {
 		"gemini":     {HealthHealthy, false, 1},
 		"groq":       {HealthExhausted, false, 0},
 		"cerebras":   {HealthCapped, false, 0},
-		"openrouter": {HealthUnhealthy, true, 0},
+		"openrouter": {HealthHealthy, false, 1},
 		"broken":     {HealthUnhealthy, true, 1},
 		"chatty":     {HealthUnhealthy, true, 1},
 	}
@@ -85,8 +87,11 @@ func TestHealthWalkReportsEveryLink(t *testing.T) {
 		t.Errorf("an answer that is not {\"ok\":true} is %s", got[5].Outcome)
 	}
 	// Calls are recorded with purpose health, skips with their reason.
-	if len(s.store.calls) != 3 {
-		t.Fatalf("%d calls recorded, want 3", len(s.store.calls))
+	if !strings.Contains(got[3].Detail, "circuit open until") || !strings.Contains(got[3].Detail, "probe answered") {
+		t.Errorf("openrouter's check does not tell the open circuit and the probe: %q", got[3].Detail)
+	}
+	if len(s.store.calls) != 4 {
+		t.Fatalf("%d calls recorded, want 4", len(s.store.calls))
 	}
 	for _, c := range s.store.calls {
 		if c.Purpose != PurposeHealth || c.PromptVersion == "" || c.RequestID == "" {
@@ -97,7 +102,7 @@ func TestHealthWalkReportsEveryLink(t *testing.T) {
 	for _, k := range s.store.skips {
 		reasons[k.Provider] = k.Reason
 	}
-	if reasons["groq"] != SkipExhausted || reasons["cerebras"] != SkipCap || reasons["openrouter"] != SkipCircuitOpen || len(reasons) != 3 {
+	if reasons["groq"] != SkipExhausted || reasons["cerebras"] != SkipCap || len(reasons) != 2 {
 		t.Errorf("skips %v", reasons)
 	}
 	// The failure fed the breaker like any call.

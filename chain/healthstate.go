@@ -10,10 +10,11 @@ import (
 // that `health`, `report`, the alerts and the metrics share.
 type HealthState string
 
-// The health states. Only HealthUnhealthy fails a health walk and alerts;
-// a cold or rate-limited link answered, and a capped, over-budget or
-// exhausted one is out until a reset that automation waits for (it is not
-// called).
+// The health states. HealthUnhealthy and HealthMisconfigured fail a
+// health walk; a cold or rate-limited link answered, and a capped,
+// over-budget or exhausted one is out until a reset that automation waits
+// for (it is not called). A misconfigured link has its own alert (one per
+// incident), not the health alert.
 const (
 	HealthHealthy     HealthState = "healthy"      // answered {"ok":true} in its usual time
 	HealthCold        HealthState = "cold"         // answered, but far slower than its job calls (a warning)
@@ -21,16 +22,19 @@ const (
 	HealthCapped      HealthState = "capped"       // daily cap used up: not called
 	HealthOverBudget  HealthState = "over_budget"  // a token limit or budget reached: not called
 	HealthExhausted   HealthState = "exhausted"    // quota exhausted until a reset: not called (or learnt now)
-	HealthUnhealthy   HealthState = "unhealthy"    // failed: error status, timeout, bad answer, circuit open
+	HealthUnhealthy   HealthState = "unhealthy"    // failed: error status, timeout, bad answer
+	// HealthMisconfigured: the link answered that only a person can make
+	// it work (model not found, region, credits, a quota of 0).
+	HealthMisconfigured HealthState = "misconfigured"
 )
 
 // HealthStates lists every state, healthiest first (the metrics' state set).
 func HealthStates() []HealthState {
-	return []HealthState{HealthHealthy, HealthCold, HealthRateLimited, HealthCapped, HealthOverBudget, HealthExhausted, HealthUnhealthy}
+	return []HealthState{HealthHealthy, HealthCold, HealthRateLimited, HealthCapped, HealthOverBudget, HealthExhausted, HealthMisconfigured, HealthUnhealthy}
 }
 
-// Unhealthy reports whether the state fails the walk (and alerts).
-func (s HealthState) Unhealthy() bool { return s == HealthUnhealthy }
+// Unhealthy reports whether the state fails the walk.
+func (s HealthState) Unhealthy() bool { return s == HealthUnhealthy || s == HealthMisconfigured }
 
 // skipState is the state of a link that was not called for reason r. An
 // open circuit (or a halt) follows failures, so it is unhealthy; a reason
@@ -44,6 +48,8 @@ func skipState(r SkipReason) HealthState {
 		return HealthExhausted
 	case SkipCircuitOpen, SkipHalted:
 		return HealthUnhealthy
+	case SkipMisconfigured:
+		return HealthMisconfigured
 	default:
 		return HealthOverBudget
 	}
@@ -59,6 +65,8 @@ func callState(o Outcome, pass bool) HealthState {
 		return HealthRateLimited
 	case o == OutcomeQuotaExhausted:
 		return HealthExhausted
+	case o == OutcomeMisconfigured:
+		return HealthMisconfigured
 	default:
 		return HealthUnhealthy
 	}
@@ -81,12 +89,21 @@ func RecordedHealthState(outcome string, ok bool) HealthState {
 const BaselineWindow = 14 * 24 * time.Hour
 
 // LatencyBaseline is a link's usual speed: the medians of first-token time
-// and total latency over its answered job calls of BaselineWindow. Calls is
-// 0 when there is none; FirstToken is 0 when no call measured it.
+// and total latency over its answered job calls of BaselineWindow, or
+// (Health set) over its earlier answered health calls. Calls is 0 when
+// there is none; FirstToken is 0 when no call measured it.
 type LatencyBaseline struct {
 	Calls      int
 	FirstToken time.Duration
 	Total      time.Duration
+	Health     bool
+}
+
+// HealthBaselineSource gives a link's latency baseline from its earlier
+// answered health calls (before a time), for a link without job calls:
+// the backup nobody calls (telemetry's store implements it).
+type HealthBaselineSource interface {
+	HealthBaseline(ctx context.Context, provider string, before time.Time) (LatencyBaseline, error)
 }
 
 // BaselineSource gives a link's latency baseline from its job calls since
@@ -121,13 +138,22 @@ func (r ColdRule) limits() (float64, time.Duration) {
 }
 
 // Judge reports whether a health call that took latency, with its first
-// token after firstToken (0 = unknown), is cold against b, and says why in
-// words with the figures. Without a baseline it is never cold.
+// token after firstToken (0 = unknown: the total counts), is cold against
+// b, and says why in words with the figures. Without a baseline the floor
+// alone decides: a link never used before is the one most likely cold.
 func (r ColdRule) Judge(latency, firstToken time.Duration, b LatencyBaseline) (bool, string) {
-	if b.Calls == 0 {
-		return false, "no baseline: no answered job calls in the last 14 days"
-	}
 	f, floor := r.limits()
+	if b.Calls == 0 {
+		got, what := firstToken, "first token"
+		if got <= 0 {
+			got, what = latency, "total"
+		}
+		words := fmt.Sprintf("%s %s; no baseline (no answered job calls in 14 days, no earlier health call): cold above the floor %s", what, roundMS(got), floor)
+		if got > floor {
+			return true, "cold: " + words
+		}
+		return false, words
+	}
 	slow := func(got, usual time.Duration) bool {
 		return got > 0 && usual > 0 && got >= floor && float64(got) > f*float64(usual)
 	}
@@ -136,8 +162,12 @@ func (r ColdRule) Judge(latency, firstToken time.Duration, b LatencyBaseline) (b
 	if b.Calls == 1 {
 		calls = "call"
 	}
-	figures := fmt.Sprintf("first token %s vs median %s, total %s vs median %s over %d job %s of 14 days (cold above %g× and %s)",
-		roundMS(firstToken), roundMS(b.FirstToken), roundMS(latency), roundMS(b.Total), b.Calls, calls, f, floor)
+	of := fmt.Sprintf("job %s of 14 days", calls)
+	if b.Health {
+		of = fmt.Sprintf("earlier health %s (no job calls in 14 days)", calls)
+	}
+	figures := fmt.Sprintf("first token %s vs median %s, total %s vs median %s over %d %s (cold above %g× and %s)",
+		roundMS(firstToken), roundMS(b.FirstToken), roundMS(latency), roundMS(b.Total), b.Calls, of, f, floor)
 	if ft || total {
 		return true, "cold: " + figures
 	}

@@ -23,7 +23,10 @@ func TestColdRuleJudge(t *testing.T) {
 		{"slower but under the floor", ColdRule{}, 30 * ms, 20 * ms, LatencyBaseline{Calls: 3, FirstToken: 2 * ms, Total: 5 * ms}, false, "cold above 3× and 2s"},
 		{"over the floor, not the factor", ColdRule{}, 2500 * ms, 2100 * ms, LatencyBaseline{Calls: 3, FirstToken: time.Second, Total: time.Second}, false, "over 3 job calls"},
 		{"own factor and floor", ColdRule{Factor: 1.5, Floor: 100 * ms}, 200 * ms, 150 * ms, LatencyBaseline{Calls: 1, FirstToken: 90 * ms, Total: 120 * ms}, true, "cold above 1.5× and 100ms"},
-		{"no baseline", ColdRule{}, time.Minute, time.Minute, LatencyBaseline{}, false, "no baseline"},
+		{"no baseline, over the floor", ColdRule{}, 6100 * ms, 6 * time.Second, LatencyBaseline{}, true, "cold: first token 6s; no baseline"},
+		{"no baseline, under the floor", ColdRule{}, 900 * ms, 800 * ms, LatencyBaseline{}, false, "cold above the floor 2s"},
+		{"no baseline, first token unknown", ColdRule{Floor: time.Second}, 3 * time.Second, 0, LatencyBaseline{}, true, "cold: total 3s"},
+		{"earlier health calls", ColdRule{}, 6100 * ms, 6 * time.Second, LatencyBaseline{Calls: 2, FirstToken: 400 * ms, Total: 500 * ms, Health: true}, true, "over 2 earlier health calls"},
 		{"unknown first token in the baseline", ColdRule{}, 1 * time.Second, 5 * time.Second, LatencyBaseline{Calls: 4, Total: 900 * ms}, false, "first token 5s vs median -"},
 	}
 	for _, c := range cases {
@@ -54,6 +57,7 @@ func TestRecordedHealthState(t *testing.T) {
 		{"server_error", false, HealthUnhealthy},
 		{"rejected", false, HealthUnhealthy},
 		{"timeout_first_token", false, HealthUnhealthy},
+		{"misconfigured", false, HealthMisconfigured},
 	}
 	for _, c := range cases {
 		if got := RecordedHealthState(c.outcome, c.ok); got != c.want {
@@ -66,8 +70,8 @@ func TestRecordedHealthState(t *testing.T) {
 			unhealthy++
 		}
 	}
-	if unhealthy != 1 || !HealthUnhealthy.Unhealthy() {
-		t.Errorf("%d unhealthy states, want only %s", unhealthy, HealthUnhealthy)
+	if unhealthy != 2 || !HealthUnhealthy.Unhealthy() || !HealthMisconfigured.Unhealthy() {
+		t.Errorf("%d unhealthy states, want only %s and %s", unhealthy, HealthUnhealthy, HealthMisconfigured)
 	}
 }
 
@@ -94,7 +98,9 @@ func TestHealthColdAndRateLimited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []HealthState{HealthCold, HealthHealthy, HealthRateLimited, HealthHealthy}
+	// fresh has no job calls and no earlier health call: the backup nobody
+	// calls, cold when its first token takes longer than the floor.
+	want := []HealthState{HealthCold, HealthHealthy, HealthRateLimited, HealthCold}
 	for i, h := range got {
 		if h.State != want[i] || h.Unhealthy() {
 			t.Errorf("%s: %s (%s), want %s", h.Provider, h.State, h.Detail, want[i])
@@ -106,7 +112,7 @@ func TestHealthColdAndRateLimited(t *testing.T) {
 	if !strings.Contains(got[3].Detail, "no baseline") {
 		t.Errorf("a link without job calls: %q", got[3].Detail)
 	}
-	if len(rec.got) != 4 || rec.got[0].State != HealthCold {
+	if len(rec.got) != 4 || rec.got[0].State != HealthCold || rec.got[3].State != HealthCold {
 		t.Errorf("recorded %+v", rec.got)
 	}
 }

@@ -30,55 +30,86 @@ func (c *Chain) refuse(rctx context.Context, t try, no *refusal) attemptOut {
 
 // admit decides whether l may be called now: not in a halted run or after
 // an auth failure of l in this run (run-scoped rules), not while it is
-// known exhausted, and only when its breaker lets a call through. With
+// known exhausted, not while it is misconfigured with the config it was
+// found with (a probe a day excepted, see Misconfig; a health call is
+// always let through), and only when its breaker lets a call through. With
 // rules.probe an open circuit past its cooldown lets one probe through and
 // moves to half-open, a recorded transition, in one state transaction;
-// without it only a closed circuit admits. A closed, available link is
-// admitted on a plain read.
-func (c *Chain) admit(ctx context.Context, r *rules, l *Link, now time.Time) (*refusal, error) {
+// without it only a closed circuit admits. A health call (rules.health) is
+// made through an open circuit too: a health check is what tells whether
+// it is still down; the circuit's words come back in note. A closed,
+// available link is admitted on a plain read.
+func (c *Chain) admit(ctx context.Context, r *rules, l *Link, now time.Time) (no *refusal, note string, err error) {
 	if r.runScoped && c.Halted() != nil {
-		return &refusal{SkipHalted, time.Time{}, "run halted on an auth failure"}, nil
+		return &refusal{SkipHalted, time.Time{}, "run halted on an auth failure"}, "", nil
 	}
 	if r.runScoped && c.skippedForRun(l.Name) {
-		return &refusal{SkipHalted, time.Time{}, "auth failure earlier in this run"}, nil
+		return &refusal{SkipHalted, time.Time{}, "auth failure earlier in this run"}, "", nil
 	}
 	st, err := c.Store.ProviderState(ctx, l.Name)
 	if err != nil {
-		return nil, fmt.Errorf("provider state %s: %w", l.Name, err)
+		return nil, "", fmt.Errorf("provider state %s: %w", l.Name, err)
 	}
-	no := c.refusal(&st, now)
-	if no != nil || st.Breaker.Current() == BreakerClosed {
-		return no, nil
+	no = c.refusal(r, l, &st, now)
+	probeDue := misconfigProbeDue(r, l, &st, now)
+	if no != nil || (st.Breaker.Current() == BreakerClosed && !probeDue) {
+		return no, "", nil
 	}
-	if !r.probe {
+	if !r.probe && st.Breaker.Current() != BreakerClosed {
 		until := st.Breaker.Until(c.Breaker)
-		return &refusal{SkipCircuitOpen, until, fmt.Sprintf("circuit %s until %s", st.Breaker.Current(), until.UTC().Format(time.RFC3339))}, nil
+		return &refusal{SkipCircuitOpen, until, fmt.Sprintf("circuit %s until %s", st.Breaker.Current(), until.UTC().Format(time.RFC3339))}, "", nil
 	}
 	err = c.Store.UpdateProviderState(ctx, l.Name, func(st *ProviderState) []Transition {
-		no = c.refusal(st, now)
+		no, note = c.refusal(r, l, st, now), ""
 		if no != nil {
+			return nil
+		}
+		if misconfigProbeDue(r, l, st, now) {
+			// This call is the day's probe: the next one is a day away,
+			// also for the other processes and jobs.
+			m := *st.Misconfigured
+			m.ProbeAfter = now.Add(MisconfigProbeEvery)
+			st.Misconfigured = &m
+		}
+		if st.Breaker.Current() == BreakerClosed {
 			return nil
 		}
 		ok, tr := st.Breaker.Allow(c.Breaker, now)
 		if !ok {
 			until := st.Breaker.Until(c.Breaker)
 			no = &refusal{SkipCircuitOpen, until, fmt.Sprintf("circuit open until %s", until.UTC().Format(time.RFC3339))}
+			if r.health {
+				no, note = nil, no.why
+			}
 		}
 		return transitions(l.Name, tr)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("provider state %s: %w", l.Name, err)
+		return nil, "", fmt.Errorf("provider state %s: %w", l.Name, err)
 	}
-	return no, nil
+	return no, note, nil
 }
 
-// refusal is the exhaustion refusal of a state, or nil.
-func (c *Chain) refusal(st *ProviderState, now time.Time) *refusal {
+// refusal is the exhaustion or misconfiguration refusal of a state, or
+// nil.
+func (c *Chain) refusal(r *rules, l *Link, st *ProviderState, now time.Time) *refusal {
 	if now.Before(st.ExhaustedUntil) {
 		return &refusal{SkipExhausted, st.ExhaustedUntil,
 			fmt.Sprintf("exhausted until %s (%s)", st.ExhaustedUntil.UTC().Format(time.RFC3339), st.ExhaustedReason)}
 	}
+	if m := st.Misconfigured; m != nil && !r.health && m.ConfigHash == l.configKey() && now.Before(m.ProbeAfter) {
+		return &refusal{SkipMisconfigured, m.ProbeAfter,
+			fmt.Sprintf("misconfigured since %s (%s); not called until its config changes or the probe at %s",
+				m.Since.UTC().Format(time.RFC3339), clipWords(m.Detail, 160), m.ProbeAfter.UTC().Format(time.RFC3339))}
+	}
 	return nil
+}
+
+// misconfigProbeDue reports whether a call of l now is the daily probe of
+// its misconfigured incident (its config unchanged, the probe time past).
+func misconfigProbeDue(r *rules, l *Link, st *ProviderState, now time.Time) bool {
+	m := st.Misconfigured
+	return m != nil && !r.health && m.ConfigHash == l.configKey() && !now.Before(m.ProbeAfter)
 }
 
 // reservation is what the reserve step took for one call: a request of the
@@ -87,6 +118,26 @@ func (c *Chain) refusal(st *ProviderState, now time.Time) *refusal {
 type reservation struct {
 	capID int64 // 0 = no limit applies to the link
 	pace  *PaceReservation
+	// estUSD and estTokens are the store's estimate of the call (0 when
+	// no limit applies).
+	estUSD    float64
+	estTokens int
+}
+
+// callEstimate is a call's estimated use before it is made.
+type callEstimate struct {
+	usd    float64
+	tokens int
+}
+
+// estimate is the reservation's estimate of the call, or without one the
+// upper estimate: the prompt's tokens and the link's whole max_tokens.
+func (res reservation) estimate(l *Link, p Prompt) callEstimate {
+	if res.capID != 0 {
+		return callEstimate{res.estUSD, res.estTokens}
+	}
+	in, out := p.estimate(0), cmp.Or(l.MaxTokens, defaultMaxOutput)
+	return callEstimate{l.Price.Cost(in, out), in + out}
 }
 
 // reserve takes what a call needs before it is made, with now as the time
@@ -156,7 +207,7 @@ func (c *Chain) reserveSpend(ctx context.Context, t try, p Prompt, now time.Time
 		return nil, fmt.Errorf("reserve %s: %w", l.Name, err)
 	}
 	if g.Refused == "" {
-		res.capID = g.ID
+		res.capID, res.estUSD, res.estTokens = g.ID, g.EstUSD, g.EstTokens
 		return nil, nil
 	}
 	until := next

@@ -29,6 +29,12 @@ const (
 	SkipHalted      SkipReason = "halted"
 	SkipTokens      SkipReason = "tokens" // the link's daily_tokens would be crossed
 	SkipBudget      SkipReason = "budget" // a money limit (link or chain, day or month) would be crossed
+	// SkipTooLarge: the link answered that this job's request can never
+	// fit it (recorded for the job only; later jobs call it again).
+	SkipTooLarge SkipReason = "too_large"
+	// SkipMisconfigured: the link is misconfigured (ProviderState.
+	// Misconfigured) and neither its config changed nor a probe is due.
+	SkipMisconfigured SkipReason = "misconfigured"
 )
 
 // JobStatus is a job's state (jobs.status), or what a run did with a job
@@ -90,6 +96,10 @@ type Call struct {
 	// SecretRedacted reports that a configured secret was found in the
 	// answer, partial text or error detail and replaced before storing.
 	SecretRedacted bool
+	// UsageSuspect says why the usage the provider reported cannot be true
+	// (Response.UsageSuspect); the tokens are kept as reported, CostUSD is
+	// at least the call's estimate.
+	UsageSuspect string
 }
 
 // AttemptRecord is one attempt's durable rows, written in one transaction
@@ -193,6 +203,10 @@ type TransitionKind string
 const (
 	TransitionBreaker   TransitionKind = "breaker"   // From/To are BreakerStates
 	TransitionExhausted TransitionKind = "exhausted" // From "available" or "exhausted", To "exhausted"
+	// TransitionMisconfigured: From "available" To "misconfigured" (an
+	// incident opens), or From "misconfigured" To "available" (a call
+	// reached the provider and was not refused as misconfigured).
+	TransitionMisconfigured TransitionKind = "misconfigured"
 )
 
 // Transition is a recorded provider state change (breaker, exhaustion).
@@ -209,7 +223,26 @@ type ProviderState struct {
 	ExhaustedUntil  time.Time
 	ExhaustedReason string
 	Breaker         Breaker
+	// Misconfigured is the open misconfigured incident of the link; nil
+	// when none.
+	Misconfigured *Misconfig
 }
+
+// Misconfig is a link found misconfigured: it cannot work until a person
+// changes something, so it is not called while its config is the one it
+// was found with (ConfigHash), except one probe call once ProbeAfter has
+// passed (a day after each refusal) and every health walk.
+type Misconfig struct {
+	Since      time.Time `json:"since"`
+	Detail     string    `json:"detail"` // what the provider said (scrubbed), with its status
+	Fix        string    `json:"fix"`
+	ConfigHash string    `json:"config_hash"`
+	ProbeAfter time.Time `json:"probe_after"`
+}
+
+// MisconfigProbeEvery is how long a misconfigured link goes without a call
+// (its config unchanged) before one probe call is let through.
+const MisconfigProbeEvery = 24 * time.Hour
 
 // Owner identifies a run process holding job claims. Token is unique to
 // the process (two containers with one hostname are both pid 1); Host and

@@ -67,7 +67,7 @@ func (w *walk) link(ctx context.Context, l *Link, last bool) (done bool, err err
 		case out.failure == nil:
 			return w.answered(l, out), nil
 		}
-		d := w.failed(l, out)
+		d := w.failed(l, out, last)
 		switch d.Action {
 		case ActionHalt:
 			return true, nil
@@ -79,18 +79,21 @@ func (w *walk) link(ctx context.Context, l *Link, last bool) (done bool, err err
 				return false, nil
 			}
 		default:
-			if !last {
-				w.wait(ctx, l, d)
-			}
+			w.wait(ctx, l, d) // no wait after the last link (failed)
 			return false, nil
 		}
 	}
 }
 
 // failed tells a failed call and applies a halt or an auth skip to the
-// run; the wait is left to the caller.
-func (w *walk) failed(l *Link, out attemptOut) Decision {
+// run; the wait is left to the caller. After the last link's final call
+// there is nobody to wait for: its reason says so instead of a wait.
+func (w *walk) failed(l *Link, out attemptOut, last bool) Decision {
 	c, d, call := w.c, out.decision, out.call
+	if last && d.Action == ActionNext && d.Wait > 0 {
+		d.Wait = 0
+		d.Reason = fmt.Sprintf("%s: the last provider, no wait", what(out.failure))
+	}
 	w.res.Attempts = append(w.res.Attempts, Attempt{Provider: l.Name, Model: l.Model, Number: call.Attempt, Outcome: d.Outcome, Latency: call.Latency, Reason: d.Reason})
 	w.story("%s attempt %d: %s — %s", l.Name, call.Attempt, d.Outcome, d.Reason)
 	c.emit(Event{Job: w.job, Kind: EventOutcome, Provider: l.Name, Attempt: call.Attempt, Outcome: d.Outcome, Reason: d.Reason})

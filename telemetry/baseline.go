@@ -52,3 +52,63 @@ func medianMS(v []int64) time.Duration {
 	}
 	return time.Duration(ms * float64(time.Millisecond))
 }
+
+var (
+	_ chain.HealthBaselineSource = (*Store)(nil)
+	_ chain.FailureSource        = (*Store)(nil)
+)
+
+// healthBaselineCalls is how many of a link's latest health answers its
+// health baseline reads.
+const healthBaselineCalls = 20
+
+// HealthBaseline returns provider's latency baseline from its latest
+// answered health calls (purpose health, outcome ok) before before, for a
+// link without job calls.
+func (s *Store) HealthBaseline(ctx context.Context, provider string, before time.Time) (chain.LatencyBaseline, error) {
+	var totals, firsts []int64
+	err := s.each(ctx, `SELECT latency_ms, first_token_ms FROM calls
+WHERE provider = ? AND ts < ? AND purpose = 'health' AND outcome = 'ok' ORDER BY ts DESC LIMIT ?`,
+		[]any{provider, FormatTime(before), healthBaselineCalls}, func(r *sql.Rows) error {
+			var total, first int64
+			if err := r.Scan(&total, &first); err != nil {
+				return err
+			}
+			totals = append(totals, total)
+			if first > 0 {
+				firsts = append(firsts, first)
+			}
+			return nil
+		})
+	if err != nil {
+		return chain.LatencyBaseline{}, fmt.Errorf("health baseline of %s: %w", provider, s.queryErr(err))
+	}
+	return chain.LatencyBaseline{Calls: len(totals), FirstToken: medianMS(firsts), Total: medianMS(totals), Health: len(totals) > 0}, nil
+}
+
+// LastFailure returns provider's latest failed call (any outcome but ok and
+// rejected), for the words of a health check through an open circuit.
+func (s *Store) LastFailure(ctx context.Context, provider string) (chain.Failure, bool, error) {
+	var (
+		f       chain.Failure
+		ts, out string
+		found   bool
+	)
+	err := s.each(ctx, `SELECT ts, outcome, http_status, detail FROM calls
+WHERE provider = ? AND outcome NOT IN ('ok', 'rejected') ORDER BY ts DESC LIMIT 1`,
+		[]any{provider}, func(r *sql.Rows) error {
+			found = true
+			return r.Scan(&ts, &out, &f.Status, &f.Detail)
+		})
+	if err != nil {
+		return f, false, fmt.Errorf("last failure of %s: %w", provider, s.queryErr(err))
+	}
+	if !found {
+		return f, false, nil
+	}
+	f.Outcome = chain.Outcome(out)
+	if f.TS, err = ParseTime(ts); err != nil {
+		return f, false, fmt.Errorf("last failure of %s: %w", provider, err)
+	}
+	return f, true, nil
+}

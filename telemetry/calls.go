@@ -26,8 +26,8 @@ func (s *Store) NextAttempt(ctx context.Context, requestID string) (int, error) 
 
 const insertCall = `INSERT INTO calls (provider, model, request_id, attempt, ts, input_tokens, output_tokens,
 	latency_ms, first_token_ms, http_status, cost_estimate_usd, quality_score, outcome, prompt_version,
-	previous_error, truncated, shadow, purpose, checks, detail, secret_redacted)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	previous_error, truncated, shadow, purpose, checks, detail, secret_redacted, usage_suspect)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const insertOutput = `INSERT INTO outputs (call_id, request_id, attempt, text, partial, created_at) VALUES (?, ?, ?, ?, ?, ?)`
 
@@ -65,7 +65,7 @@ func (s *Store) RecordAttempt(ctx context.Context, r chain.AttemptRecord) error 
 			c.Provider, c.Model, c.RequestID, c.Attempt, ts, c.InputTokens, c.OutputTokens,
 			c.Latency.Milliseconds(), c.FirstToken.Milliseconds(), c.HTTPStatus, c.CostUSD,
 			nullFloat(c.QualityScore), string(c.Outcome), c.PromptVersion, c.PreviousError,
-			boolInt(c.Truncated), boolInt(c.Shadow), string(purpose), checks, c.Detail, boolInt(c.SecretRedacted))
+			boolInt(c.Truncated), boolInt(c.Shadow), string(purpose), checks, c.Detail, boolInt(c.SecretRedacted), c.UsageSuspect)
 		if err != nil {
 			return fmt.Errorf("insert call: %w", err)
 		}
@@ -179,9 +179,10 @@ func readProviderState(ctx context.Context, q queryRower, provider string) (chai
 		st      chain.ProviderState
 		until   sql.NullString
 		breaker string
+		mis     string
 	)
-	err := q.QueryRowContext(ctx, "SELECT exhausted_until, exhausted_reason, breaker FROM provider_state WHERE provider = ?", provider).
-		Scan(&until, &st.ExhaustedReason, &breaker)
+	err := q.QueryRowContext(ctx, "SELECT exhausted_until, exhausted_reason, breaker, misconfigured FROM provider_state WHERE provider = ?", provider).
+		Scan(&until, &st.ExhaustedReason, &breaker, &mis)
 	if errors.Is(err, sql.ErrNoRows) {
 		return chain.ProviderState{}, "", nil
 	}
@@ -196,7 +197,14 @@ func readProviderState(ctx context.Context, q queryRower, provider string) (chai
 			return st, "", fmt.Errorf("decode breaker: %w", err)
 		}
 	}
-	return st, breaker, nil
+	if mis != "" {
+		st.Misconfigured = new(chain.Misconfig)
+		if err := json.Unmarshal([]byte(mis), st.Misconfigured); err != nil {
+			return st, "", fmt.Errorf("decode misconfigured: %w", err)
+		}
+	}
+	// The change detection of updateState compares both columns.
+	return st, breaker + "\x00" + mis, nil
 }
 
 // The breaker column is the JSON of chain.Breaker as encoding/json writes
@@ -396,13 +404,21 @@ func updateState(ctx context.Context, tx *sql.Tx, provider string, fn func(*chai
 	if err != nil {
 		return fmt.Errorf("encode breaker: %w", err)
 	}
+	mis := ""
+	if st.Misconfigured != nil {
+		m, err := json.Marshal(st.Misconfigured)
+		if err != nil {
+			return fmt.Errorf("encode misconfigured: %w", err)
+		}
+		mis = string(m)
+	}
 	now := time.Now()
-	if before == "" || string(b) != before || !st.ExhaustedUntil.Equal(oldUntil) || st.ExhaustedReason != oldReason {
-		_, err = tx.ExecContext(ctx, `INSERT INTO provider_state (provider, exhausted_until, exhausted_reason, breaker, updated_at)
-VALUES (?, ?, ?, ?, ?)
+	if before == "" || string(b)+"\x00"+mis != before || !st.ExhaustedUntil.Equal(oldUntil) || st.ExhaustedReason != oldReason {
+		_, err = tx.ExecContext(ctx, `INSERT INTO provider_state (provider, exhausted_until, exhausted_reason, breaker, misconfigured, updated_at)
+VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (provider) DO UPDATE SET exhausted_until = excluded.exhausted_until,
-	exhausted_reason = excluded.exhausted_reason, breaker = excluded.breaker, updated_at = excluded.updated_at`,
-			provider, nullTime(st.ExhaustedUntil), st.ExhaustedReason, string(b), FormatTime(now))
+	exhausted_reason = excluded.exhausted_reason, breaker = excluded.breaker, misconfigured = excluded.misconfigured, updated_at = excluded.updated_at`,
+			provider, nullTime(st.ExhaustedUntil), st.ExhaustedReason, string(b), mis, FormatTime(now))
 		if err != nil {
 			return fmt.Errorf("save: %w", err)
 		}

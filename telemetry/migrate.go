@@ -261,7 +261,18 @@ CREATE INDEX cap_reservations_ts ON cap_reservations (ts);
 `},
 	{7, "several workers: owners' leases, schedule slots", migration7},
 	{8, "indexes for the per-run reads", migration8},
+	{9, "misconfigured links, suspect usage", migration9},
 }
+
+// migration9 is the same text on both backends.
+const migration9 = `
+-- A link only a person can fix (chain.Misconfig as JSON, '' when none):
+-- it is skipped without a call until its config changes or a daily probe
+-- answers. A call whose reported usage cannot be true says why; its cost
+-- is at least its estimate.
+ALTER TABLE provider_state ADD COLUMN misconfigured TEXT NOT NULL DEFAULT '';
+ALTER TABLE calls ADD COLUMN usage_suspect TEXT NOT NULL DEFAULT '';
+`
 
 // migration8 is the same text on both backends.
 const migration8 = `
@@ -308,6 +319,7 @@ var pgMigrations = []migration{
 	{6, "baseline: the schema of version 6", pgBaseline},
 	{7, "several workers: owners' leases, schedule slots", migration7},
 	{8, "indexes for the per-run reads", migration8},
+	{9, "misconfigured links, suspect usage", migration9},
 }
 
 // pgBaseline is the schema of migrations 1 to 6 in PostgreSQL's types:
