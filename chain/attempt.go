@@ -227,7 +227,7 @@ func misconfigDetail(pe *ProviderError) string {
 	if pe.Message != "" {
 		s += ": " + pe.Message
 	}
-	return clipWords(s, 500)
+	return clipWords(s, 1000)
 }
 
 // request is the generic request of one call.

@@ -73,7 +73,7 @@ func (c *Chain) notifyMisconfigured(ctx context.Context, l *Link, m Misconfig) {
 		fix = "check the link's model, account and region in the config"
 	}
 	text := linkAlert(
-		fmt.Sprintf("Provider %s is misconfigured: %s. Fix: %s.", l.Name, clipWords(m.Detail, 300), fix),
+		fmt.Sprintf("Provider %s is misconfigured: %s. Fix: %s.", l.Name, clipWords(m.Detail, 800), fix),
 		m.Since.UTC().Format("2006-01-02 15:04 UTC"),
 		fmt.Sprintf("No job calls %s until its config changes or the daily probe (next %s) answers; jobs go to the next providers. No further message for this incident.",
 			l.Name, m.ProbeAfter.UTC().Format("2006-01-02 15:04 UTC")),

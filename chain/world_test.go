@@ -14,6 +14,7 @@ import (
 
 	"github.com/contentpipe/contentpipe/adapters/gemini"
 	"github.com/contentpipe/contentpipe/adapters/openai"
+	"github.com/contentpipe/contentpipe/adapters/profile"
 	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/data"
@@ -40,6 +41,11 @@ type spec struct {
 	dailyCap int
 	rpm      int
 	baseURL  string // overrides the sim server's URL (a proxy, a dead port)
+	// provider is the link's profile (config provider:) of an
+	// OpenAI-compatible link; "" = the flavor's own.
+	provider  profile.ID
+	maxTokens int
+	price     *chain.Price
 }
 
 // world is a chain on the wall clock over real HTTP and a real SQLite file.
@@ -130,7 +136,10 @@ func (w *world) link(s spec) *chain.Link {
 		t.Fatal(err)
 	}
 	l := &chain.Link{Name: s.name, Model: s.flavor.DefaultModel(), Infra: s.name, DailyCap: s.dailyCap, CapReset: reset,
-		Price: chain.Price{InputPerMTok: 0.3, OutputPerMTok: 2.5}, Stream: s.stream, Pacer: chain.NewPacer(s.rpm, 0)}
+		Price: chain.Price{InputPerMTok: 0.3, OutputPerMTok: 2.5}, Stream: s.stream, Pacer: chain.NewPacer(s.rpm, 0), MaxTokens: s.maxTokens}
+	if s.price != nil {
+		l.Price = *s.price
+	}
 	if s.flavor == sim.FlavorGemini {
 		l.Family = "gemini"
 		c, err := gemini.New(context.Background(), gemini.Config{Name: s.name, Model: l.Model, APIKey: "test-key", BaseURL: base, Timeouts: s.timeouts})
@@ -140,7 +149,8 @@ func (w *world) link(s spec) *chain.Link {
 		l.Provider = c
 	} else {
 		l.Family = "openai"
-		c, err := openai.New(openai.Config{Name: s.name, Model: l.Model, APIKey: "test-key", BaseURL: base, JSONMode: openai.JSONObject, Timeouts: s.timeouts})
+		c, err := openai.New(openai.Config{Name: s.name, Model: l.Model, APIKey: "test-key", BaseURL: base, JSONMode: openai.JSONObject, Timeouts: s.timeouts,
+			Provider: s.provider})
 		if err != nil {
 			t.Fatal(err)
 		}
