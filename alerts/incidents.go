@@ -41,7 +41,7 @@ func DownOutcomes() []chain.Outcome {
 // rejected) is no failure.
 func AnswerFailure(e telemetry.WalkEvent) bool {
 	if e.Skip {
-		return e.What == string(chain.SkipCircuitOpen) || e.What == string(chain.SkipHalted)
+		return e.What == string(chain.SkipCircuitOpen) || e.What == string(chain.SkipHalted) || e.What == string(chain.SkipMisconfigured)
 	}
 	switch chain.Outcome(e.What) {
 	case chain.OutcomeOK, chain.OutcomeRejected, chain.OutcomeRateLimited, chain.OutcomeQuotaExhausted:
@@ -96,8 +96,8 @@ func (cd ChainDown) Observation() telemetry.IncidentObservation {
 	return obs
 }
 
-// walkStory says what each provider did in a walk, e.g. "gemini
-// server_error (HTTP 503); groq circuit_open (skipped)".
+// walkStory says what each provider did in a walk and why, e.g. "gemini
+// server_error (HTTP 503): overloaded; groq circuit_open (skipped)".
 func walkStory(w telemetry.DeferredWalk) string {
 	parts := make([]string, 0, len(w.Events))
 	for _, e := range w.Events {
@@ -107,6 +107,9 @@ func walkStory(w telemetry.DeferredWalk) string {
 			s += " (skipped)"
 		case e.HTTPStatus != 0:
 			s += fmt.Sprintf(" (HTTP %d)", e.HTTPStatus)
+		}
+		if e.Detail != "" {
+			s += ": " + clip(e.Detail, 120)
 		}
 		parts = append(parts, s)
 	}

@@ -23,6 +23,12 @@ const (
 	RuleTrend        Rule = "trend"         // quality or fallback share trending the wrong way
 	RuleReviewQueue  Rule = "review_queue"  // jobs wait for manual review
 	RuleBacklogLow   Rule = "backlog_low"   // the topics left last fewer days than backlog_low_days
+	// RuleTooLarge: a link answered that a request can never fit it
+	// (raised by the chain: chain.RuleTooLarge); one per link and UTC day.
+	RuleTooLarge Rule = chain.RuleTooLarge
+	// RuleMisconfigured: a link only a person can fix (raised by the chain:
+	// chain.RuleMisconfigured); one per link and incident.
+	RuleMisconfigured Rule = chain.RuleMisconfigured
 	// RuleAllFailed is the per-job alert the runner raised before incidents
 	// existed. It is kept so that rows already in an outbox keep their
 	// quiet period; nothing new raises it.
@@ -37,7 +43,7 @@ func (r Rule) Quiet() time.Duration {
 	switch r {
 	case RuleAuthError, RuleHealth:
 		return time.Hour // at once, then at most hourly per provider
-	case RuleChainDown, RuleProviderDown, RuleBudget, RuleDelayClamped, RuleReviewQueue, RuleAllFailed, RuleBacklogLow:
+	case RuleChainDown, RuleProviderDown, RuleBudget, RuleDelayClamped, RuleReviewQueue, RuleAllFailed, RuleBacklogLow, RuleTooLarge, RuleMisconfigured:
 		return 24 * time.Hour // the key carries the day or the incident: once a day at most
 	case RuleTrend:
 		return 7 * 24 * time.Hour // weekly

@@ -86,8 +86,19 @@ func BacklogLowAlert(r chain.Runway, lowDays float64, now time.Time) (chain.Aler
 
 // HealthAlert returns the health alert for a health check of provider
 // whose state is unhealthy (never cold or rate limited: `health` raises it
-// only for chain.HealthUnhealthy).
+// only for chain.HealthUnhealthy), when other links still take the jobs.
 func HealthAlert(provider, outcome string, status int, detail string) chain.Alert {
+	return healthAlert(provider, outcome, status, detail, "Jobs fall back to the other providers.")
+}
+
+func healthAlert(provider, outcome string, status int, detail, done string) chain.Alert {
+	m := message{severity: SeverityWarning, what: fmt.Sprintf("Health check failed for provider %s (%s): %s.", provider, chain.HealthUnhealthy, failureWords(outcome, status, detail)),
+		since: "this health walk", done: done, run: "contentpipe health"}
+	return chain.Alert{Key: string(RuleHealth) + ":" + provider, Rule: string(RuleHealth), Severity: string(m.severity), Text: m.text()}
+}
+
+// failureWords is "outcome (HTTP n): detail".
+func failureWords(outcome string, status int, detail string) string {
 	what := outcome
 	if status != 0 {
 		what += fmt.Sprintf(" (HTTP %d)", status)
@@ -95,9 +106,58 @@ func HealthAlert(provider, outcome string, status int, detail string) chain.Aler
 	if detail != "" {
 		what += ": " + clip(detail, 300)
 	}
-	m := message{severity: SeverityWarning, what: fmt.Sprintf("Health check failed for provider %s (%s): %s.", provider, chain.HealthUnhealthy, what),
-		since: "this health walk", done: "Jobs fall back to the other providers.", run: "contentpipe health"}
-	return chain.Alert{Key: string(RuleHealth) + ":" + provider, Rule: string(RuleHealth), Severity: string(m.severity), Text: m.text()}
+	return what
+}
+
+// HealthAlerts returns the alerts of one health walk. An unhealthy link
+// gets the health warning naming its cause, and which links still take
+// its jobs; a misconfigured one none (it has its own alert, once per
+// incident). When no link answered (none healthy, cold or rate limited)
+// and some failed, the whole chain is down: one critical alert says so
+// with every link's cause, and no warning per link comes on top.
+func HealthAlerts(checks []chain.HealthCheck) []chain.Alert {
+	var up, failed []string
+	for _, h := range checks {
+		switch {
+		case h.State == chain.HealthHealthy || h.State == chain.HealthCold || h.State == chain.HealthRateLimited:
+			up = append(up, h.Provider)
+		case h.Unhealthy():
+			failed = append(failed, h.Provider)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	if len(up) == 0 {
+		var causes []string
+		for _, h := range checks {
+			outcome := string(h.Outcome)
+			if h.Skip != "" {
+				outcome = string(h.Skip)
+			}
+			if outcome == "" {
+				outcome = string(h.State)
+			}
+			causes = append(causes, fmt.Sprintf("%s %s", h.Provider, failureWords(outcome, h.HTTPStatus, clip(h.Detail, 160))))
+		}
+		m := message{severity: SeverityCritical, what: fmt.Sprintf("Health check: the whole chain is down — no provider answered (%s).", strings.Join(causes, "; ")),
+			since: "this health walk", done: "No provider is left to fall back to: jobs stay due and every run tries the chain again. Fix the causes above; a misconfigured link needs its config changed.",
+			run: "contentpipe health"}
+		return []chain.Alert{{Key: string(RuleHealth) + ":chain", Rule: string(RuleHealth), Severity: string(m.severity), Text: m.text()}}
+	}
+	var out []chain.Alert
+	for _, h := range checks {
+		if !h.Unhealthy() || h.State == chain.HealthMisconfigured {
+			continue
+		}
+		outcome := string(h.Outcome)
+		if h.Skip != "" {
+			outcome = string(h.Skip)
+		}
+		done := fmt.Sprintf("Jobs fall back to %s.", strings.Join(up, ", "))
+		out = append(out, healthAlert(h.Provider, outcome, h.HTTPStatus, h.Detail, done))
+	}
+	return out
 }
 
 // RuleStore is what Rules reads and records; *telemetry.Store implements it.

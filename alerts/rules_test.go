@@ -136,3 +136,43 @@ func TestRulesEvaluateOnStore(t *testing.T) {
 		t.Fatalf("second evaluation queued more: %q", got)
 	}
 }
+
+// TestHealthAlertsSayTheChainIsDownOnce: when no link answered, one
+// critical alert names every link's cause and no warning per link comes on
+// top; otherwise each failed link's warning names the links that still
+// take its jobs, and a misconfigured link has none (its own alert).
+func TestHealthAlertsSayTheChainIsDownOnce(t *testing.T) {
+	down := []chain.HealthCheck{
+		{Provider: "gemini", State: chain.HealthUnhealthy, Outcome: chain.OutcomeConnectFailed, Detail: "dial tcp: lookup generativelanguage.googleapis.com: no such host"},
+		{Provider: "groq", State: chain.HealthUnhealthy, Outcome: chain.OutcomeServerError, HTTPStatus: 503, Detail: "upstream reset"},
+		{Provider: "cerebras", State: chain.HealthMisconfigured, Outcome: chain.OutcomeMisconfigured, HTTPStatus: 404, Detail: "Model llama3.1-70b does not exist"},
+	}
+	got := HealthAlerts(down)
+	if len(got) != 1 || got[0].Severity != string(SeverityCritical) {
+		t.Fatalf("whole chain down: %d alerts %+v, want one critical", len(got), got)
+	}
+	for _, words := range []string{"whole chain is down", "no such host", "HTTP 503", "does not exist"} {
+		if !strings.Contains(got[0].Text, words) {
+			t.Errorf("chain-down alert lacks %q: %s", words, got[0].Text)
+		}
+	}
+	if strings.Contains(got[0].Text, "fall back to the other providers") {
+		t.Errorf("says jobs fall back with none left: %s", got[0].Text)
+	}
+	some := append([]chain.HealthCheck{{Provider: "openrouter", State: chain.HealthHealthy, OK: true}}, down...)
+	got = HealthAlerts(some)
+	if len(got) != 2 {
+		t.Fatalf("%d alerts, want gemini's and groq's (none for the misconfigured link): %+v", len(got), got)
+	}
+	for _, a := range got {
+		if a.Severity != string(SeverityWarning) || !strings.Contains(a.Text, "Jobs fall back to openrouter.") {
+			t.Errorf("alert %+v", a)
+		}
+	}
+	if !strings.Contains(got[0].Text, "no such host") {
+		t.Errorf("the cause is not named: %s", got[0].Text)
+	}
+	if HealthAlerts([]chain.HealthCheck{{Provider: "a", State: chain.HealthHealthy}, {Provider: "b", State: chain.HealthCapped}}) != nil {
+		t.Error("alerts for a walk without a failure")
+	}
+}

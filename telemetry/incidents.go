@@ -228,6 +228,7 @@ type WalkEvent struct {
 	What       string
 	Skip       bool
 	HTTPStatus int
+	Detail     string // the call's detail (its cause); "" for a skip
 }
 
 // DeferredWalk is a job left deferred after its latest walk, with the
@@ -256,15 +257,15 @@ func (s *Store) DeferredSinceLastPublication(ctx context.Context) (time.Time, []
 		index = map[string]int{}
 	)
 	err = s.each(ctx, `WITH ev AS (
-	SELECT request_id, provider, ts, outcome AS what, 0 AS skip, http_status, id FROM calls
+	SELECT request_id, provider, ts, outcome AS what, 0 AS skip, http_status, detail, id FROM calls
 	WHERE purpose = 'job' AND ts > ? AND request_id IN (SELECT id FROM jobs WHERE status = 'deferred' AND updated_at > ?)
 	UNION ALL
-	SELECT request_id, provider, ts, reason, 1, 0, id FROM skips
+	SELECT request_id, provider, ts, reason, 1, 0, '', id FROM skips
 	WHERE ts > ? AND request_id IN (SELECT id FROM jobs WHERE status = 'deferred' AND updated_at > ?)
 ), latest AS (
 	SELECT *, ROW_NUMBER() OVER (PARTITION BY request_id, provider ORDER BY ts DESC, skip, id DESC) AS rn FROM ev
 )
-SELECT j.id, j.updated_at, l.provider, l.ts, l.what, l.skip, l.http_status
+SELECT j.id, j.updated_at, l.provider, l.ts, l.what, l.skip, l.http_status, l.detail
 FROM jobs j JOIN latest l ON l.request_id = j.id AND l.rn = 1
 WHERE j.status = 'deferred' AND j.updated_at > ?
 ORDER BY j.updated_at, j.id, l.ts, l.provider`, []any{from, from, from, from, from}, func(r *sql.Rows) error {
@@ -272,7 +273,7 @@ ORDER BY j.updated_at, j.id, l.ts, l.provider`, []any{from, from, from, from, fr
 			id, at, ts string
 			ev         WalkEvent
 		)
-		if err := r.Scan(&id, &at, &ev.Provider, &ts, &ev.What, &ev.Skip, &ev.HTTPStatus); err != nil {
+		if err := r.Scan(&id, &at, &ev.Provider, &ts, &ev.What, &ev.Skip, &ev.HTTPStatus, &ev.Detail); err != nil {
 			return err
 		}
 		var err error

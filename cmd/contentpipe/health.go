@@ -33,10 +33,14 @@ purpose 'health'), and alerts on an unhealthy link. First runs the full PRAGMA
 integrity_check of the database. Each link gets one state:
   healthy       answered {"ok":true} in its usual time
   cold          answered, but slower than cold_factor (3x) times the median of its
-                job calls of the last 14 days and than cold_floor (2s): a warning
+                job calls of the last 14 days (else of its earlier health calls)
+                and than cold_floor (2s); with neither, slower than cold_floor: a warning
   rate_limited  answered 429 for the minute: reachable, not unhealthy
   capped, over_budget, exhausted   out until a reset: not called
-  unhealthy     an error status, a timeout, a wrong answer or an open circuit
+  misconfigured only a person can fix it (model, region, credits, a quota of 0):
+                jobs skip it until its config changes; health probes it
+  unhealthy     an error status, a timeout or a wrong answer; a link whose
+                circuit is open is probed all the same, with its last failure
 Exit 0 when no link is unhealthy (cold and rate-limited included), 1 any
 unhealthy, 2 config error or a damaged database.`,
 		Args: cobra.NoArgs,
@@ -107,6 +111,7 @@ func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 		},
 		Recorder:  healthStore{store},
 		Baselines: store,
+		Failures:  store,
 		Cold:      chain.ColdRule{Factor: cfg.Health.ColdFactor, Floor: cfg.Health.ColdFloor},
 	})
 	end := time.Now()
@@ -138,14 +143,9 @@ func (a *app) reportHealth(ctx context.Context, store *telemetry.Store, checks [
 	tally := map[chain.HealthState]int{}
 	for _, h := range checks {
 		tally[h.State]++
-		if !h.Unhealthy() {
-			continue
-		}
-		outcome := string(h.Outcome)
-		if h.Skip != "" {
-			outcome = string(h.Skip)
-		}
-		_ = out.Notify(context.WithoutCancel(ctx), alerts.HealthAlert(h.Provider, outcome, h.HTTPStatus, h.Detail))
+	}
+	for _, al := range alerts.HealthAlerts(checks) {
+		_ = out.Notify(context.WithoutCancel(ctx), al)
 	}
 	var parts []string
 	for _, st := range chain.HealthStates() {
@@ -154,7 +154,7 @@ func (a *app) reportHealth(ctx context.Context, store *telemetry.Store, checks [
 		}
 	}
 	fmt.Fprintf(a.stdout, "%s\n", strings.Join(parts, ", "))
-	return tally[chain.HealthUnhealthy]
+	return tally[chain.HealthUnhealthy] + tally[chain.HealthMisconfigured]
 }
 
 // printHealthTable writes one row per link: provider, state (the words of

@@ -77,6 +77,13 @@ func (a *app) doReport(ctx context.Context, cmd *cobra.Command, days int, daysGi
 		if err == nil {
 			err = writeSpend(ctx, &spend, cfg, store, since, now)
 		}
+		if err == nil {
+			var lines []string
+			if lines, err = misconfiguredWords(ctx, store, cfg); len(lines) > 0 {
+				spend.WriteString("\nmisconfigured links (a person must act):\n")
+				writeMisconfigured(&spend, lines)
+			}
+		}
 		store.Close()
 		if err != nil {
 			return exitWith(exitPartial, err)

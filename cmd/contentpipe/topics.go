@@ -51,7 +51,15 @@ func (a *app) topicsCmd() *cobra.Command {
 			}
 			now := clock.Now()
 			plan := chain.Plan(backlogTopics(cfg, topics), jobs, now)
-			return writeTopics(a.stdout, topicsView{format: format, wide: wide, dir: cfg.Dir}, plan, chain.BacklogRunway(plan, perDay(cfg)))
+			if err := writeTopics(a.stdout, topicsView{format: format, wide: wide, dir: cfg.Dir}, plan, chain.BacklogRunway(plan, perDay(cfg))); err != nil || format != "table" {
+				return err
+			}
+			lines, err := misconfiguredLines(cmd.Context(), cfg)
+			if err != nil {
+				return exitWith(exitPartial, err)
+			}
+			writeMisconfigured(a.stdout, lines)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, csv or json")

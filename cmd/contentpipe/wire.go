@@ -201,7 +201,7 @@ func buildLink(ctx context.Context, l config.Link) (*chain.Link, error) {
 		Name: l.Name, Model: l.Model, Infra: l.Infra, DailyCap: l.DailyCap, CapReset: reset,
 		DailyTokens: l.DailyTokens, DailyBudgetUSD: l.DailyBudgetUSD,
 		Price:     chain.Price{InputPerMTok: l.Price.InputPerMTok, OutputPerMTok: l.Price.OutputPerMTok},
-		MaxTokens: l.MaxTokens, Stream: l.Stream, Prompt: l.Prompt,
+		MaxTokens: l.MaxTokens, Stream: l.Stream, Prompt: l.Prompt, ConfigHash: linkConfigHash(l),
 	}
 	if l.RPM > 0 || l.TPM > 0 {
 		cl.Pacer = chain.NewPacer(l.RPM, l.TPM)

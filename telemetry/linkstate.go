@@ -1,0 +1,40 @@
+package telemetry
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/contentpipe/contentpipe/chain"
+)
+
+// MisconfiguredLink is a link with an open misconfigured incident
+// (provider_state.misconfigured).
+type MisconfiguredLink struct {
+	Provider string
+	chain.Misconfig
+}
+
+// MisconfiguredLinks returns every link with an open misconfigured
+// incident, by name, for `health`, `topics` and `report`.
+func (s *Store) MisconfiguredLinks(ctx context.Context) ([]MisconfiguredLink, error) {
+	var out []MisconfiguredLink
+	err := s.each(ctx, `SELECT provider, misconfigured FROM provider_state WHERE misconfigured <> '' ORDER BY provider`, nil,
+		func(r *sql.Rows) error {
+			var m MisconfiguredLink
+			var raw string
+			if err := r.Scan(&m.Provider, &raw); err != nil {
+				return err
+			}
+			if err := json.Unmarshal([]byte(raw), &m.Misconfig); err != nil {
+				return fmt.Errorf("decode misconfigured of %s: %w", m.Provider, err)
+			}
+			out = append(out, m)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("misconfigured links: %w", s.queryErr(err))
+	}
+	return out, nil
+}
