@@ -2,6 +2,7 @@ package chain
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -261,6 +262,24 @@ func (c *Chain) halt(e *ProviderError) {
 	}
 }
 
+// tooLargeFor is the set of links that refused job's request as too large
+// in earlier walks (none when the store cannot say).
+func (c *Chain) tooLargeFor(ctx context.Context, job Job) (map[string]bool, error) {
+	src, ok := c.Store.(TooLargeSource)
+	if !ok {
+		return nil, nil
+	}
+	names, err := src.TooLargeFor(ctx, job.ID)
+	if err != nil {
+		return nil, fmt.Errorf("too-large links of %s: %w", job.ID, err)
+	}
+	set := map[string]bool{}
+	for _, n := range names {
+		set[n] = true
+	}
+	return set, nil
+}
+
 // DefaultDeadline is the budget of one job when Chain.Deadline is 0.
 const DefaultDeadline = 15 * time.Minute
 
@@ -288,9 +307,17 @@ func (c *Chain) Generate(ctx context.Context, job Job) (Result, error) {
 	// walk's result for their comparison when it ends.
 	sh := c.startShadow(ctx, job, deadlineBudget)
 	defer func() { sh.done(w.res) }()
+	tooLarge, err := c.tooLargeFor(ctx, job)
+	if err != nil {
+		return w.res, err
+	}
 	for i, l := range c.Links {
 		if c.Halted() != nil {
 			w.skip(ctx, l, SkipHalted, time.Time{}, "run halted on an auth failure")
+			continue
+		}
+		if tooLarge[l.Name] {
+			w.skip(ctx, l, SkipTooLarge, time.Time{}, "an earlier call of this job was refused as too large for this link")
 			continue
 		}
 		if ctx.Err() != nil || !c.Clock.Now().Before(deadline) {

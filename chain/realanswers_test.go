@@ -99,6 +99,12 @@ func TestRealTooLargeSkipsTheLinkForTheJob(t *testing.T) {
 			t.Errorf("too_large alert lacks %q: %s", words, al[0])
 		}
 	}
+	// The same job again (a later run): the link is skipped for it.
+	later := newWorldAt(t, w.dbPath, first, spec{name: "second", flavor: sim.FlavorCerebras})
+	later.run("a")
+	if n := len(srv.Requests()); n != 3 || later.skips("groq", chain.SkipTooLarge) != 1 {
+		t.Fatalf("the same job called groq again (%d requests, %d too_large skips)", n, later.skips("groq", chain.SkipTooLarge))
+	}
 }
 
 // TestRealModerationIsBlocked: OpenRouter's 403 "requires moderation … Your

@@ -276,6 +276,13 @@ type Store interface {
 	UpdateProviderState(ctx context.Context, provider string, fn func(*ProviderState) []Transition) error
 }
 
+// TooLargeSource is implemented by stores that can say which links
+// refused a job's request as too large in earlier walks (telemetry.Store):
+// the walk skips those links for that job (SkipTooLarge) without a call.
+type TooLargeSource interface {
+	TooLargeFor(ctx context.Context, jobID string) ([]string, error)
+}
+
 // JobRecord is one row of the jobs table.
 type JobRecord struct {
 	ID           string // the topic id, or <topic>/<period> for a series (BacklogJobID)

@@ -38,3 +38,24 @@ func (s *Store) MisconfiguredLinks(ctx context.Context) ([]MisconfiguredLink, er
 	}
 	return out, nil
 }
+
+var _ chain.TooLargeSource = (*Store)(nil)
+
+// TooLargeFor returns the links whose job calls for jobID were refused as
+// too large.
+func (s *Store) TooLargeFor(ctx context.Context, jobID string) ([]string, error) {
+	var out []string
+	err := s.each(ctx, `SELECT DISTINCT provider FROM calls WHERE request_id = ? AND outcome = 'too_large' AND purpose = 'job' ORDER BY provider`,
+		[]any{jobID}, func(r *sql.Rows) error {
+			var p string
+			if err := r.Scan(&p); err != nil {
+				return err
+			}
+			out = append(out, p)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("too-large links of %s: %w", jobID, s.queryErr(err))
+	}
+	return out, nil
+}
