@@ -88,3 +88,26 @@ func TestHealthOneFailingLink(t *testing.T) {
 		t.Fatalf("missing config: exit %d", r.code)
 	}
 }
+
+// TestHealthWholeChainDownOnce: when no link answers the walk, one
+// critical message says the whole chain is down with every link's cause,
+// and no warning per link comes on top; nothing says jobs fall back.
+func TestHealthWholeChainDownOnce(t *testing.T) {
+	down := sim.Profile{Rates: map[sim.Fault]float64{sim.FaultServerError: 1}}
+	w, bot := telegramWorld(t, 1, map[sim.Flavor]sim.Profile{
+		sim.FlavorGemini: down, sim.FlavorGroq: down, sim.FlavorCerebras: down, sim.FlavorOpenRouter: down,
+	}, "")
+	r := run(t, w.dir, w.env, "health")
+	if r.code != 1 {
+		t.Fatalf("health with every link failing: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	msgs := bot.Messages()
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "the whole chain is down") || strings.Contains(msgs[0].Text, "fall back to the other") {
+		t.Fatalf("telegram got %d messages, want the one chain-down message: %+v", len(msgs), msgs)
+	}
+	for _, p := range []string{"gemini", "groq", "cerebras", "openrouter"} {
+		if !strings.Contains(msgs[0].Text, p+" server_error (HTTP 500)") {
+			t.Errorf("the message does not name %s's cause: %s", p, msgs[0].Text)
+		}
+	}
+}
