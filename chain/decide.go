@@ -150,7 +150,7 @@ func (p RetryPolicy) decide(e *ProviderError, s Standing, now time.Time) (Decisi
 		// breaker sample: a link nobody can reach is down.
 		d := Decision{Action: ActionNext, Outcome: out, Breaker: true, Reason: fmt.Sprintf("%s: next provider at once", what(e))}
 		if e.Message != "" {
-			d.Reason = fmt.Sprintf("%s (%s): next provider at once", what(e), clipWords(e.Message, 160))
+			d.Reason = fmt.Sprintf("%s (%s): next provider at once", what(e), clipHead(e.Message, 76))
 		}
 		return d, nil
 	case OutcomeTimeoutConnect, OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutTotal, OutcomeStreamBroken:
@@ -170,6 +170,20 @@ func clipWords(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// clipHead keeps the last n bytes of s (on a rune boundary) behind an
+// ellipsis: a network error names its cause last ("…: no such host").
+func clipHead(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := len(s) - n
+	for cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut++
+	}
+	return "…" + s[cut:]
 }
 
 // next waits a fitted wait, then moves to the next provider.

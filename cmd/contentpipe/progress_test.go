@@ -65,3 +65,20 @@ func TestHealthTableAligned(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressNamesTheConnectCause: the line of a connection that could
+// not be made ends in the resolver's words, however long the error.
+func TestProgressNamesTheConnectCause(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, 1)
+	j := chain.Job{ID: "2026-12-01/t", Topic: "t"}
+	pol := chain.DefaultRetryPolicy()
+	pe := &chain.ProviderError{Outcome: chain.OutcomeConnectFailed,
+		Message: `Post "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse": dial tcp: lookup generativelanguage.googleapis.com on 127.0.0.53:53: no such host`}
+	d := pol.Decide(pe, 0, time.Now(), time.Time{}, time.Time{}, nil)
+	p.event(chain.Event{Job: j, Kind: "outcome", Provider: "gemini", Outcome: d.Outcome, Reason: d.Reason})
+	p.close()
+	if out := b.String(); !strings.Contains(out, "no such host") || strings.Contains(out, "waiting") || d.Wait != 0 {
+		t.Fatalf("wait %s, line:\n%s", d.Wait, out)
+	}
+}
