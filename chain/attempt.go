@@ -105,7 +105,7 @@ const recordTimeout = 2 * time.Minute
 // attempt is one call's story, top to bottom, for every purpose: admit →
 // render → reserve (cap slot, pacing; the place every call passes) → call →
 // classify (and scrub) → judge (what next, what it taught) → gate → record
-// (one transaction) → report a clamped delay. Errors are the store's (and
+// (one transaction) → tell a person (record). Errors are the store's (and
 // the prompt's) only; a failed call is an outcome.
 func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 	l, r := t.link, t.rules
@@ -151,19 +151,7 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 	now = c.Clock.Now()
 	d, lesson := c.Policy.Judge(Observation{Err: pe, Quota: resp.Quota},
 		Standing{Retries: t.retries, NoRetry: !r.retry, Deadline: t.deadline, NextReset: l.CapReset.Next(now), Jitter: c.jitter}, now)
-	if !r.sampled {
-		lesson.Sample = SampleNone
-	}
-	if lesson.ExhaustReason != "" {
-		lesson.ExhaustReason += r.note
-	}
-	switch {
-	case pe != nil && d.Outcome == OutcomeMisconfigured:
-		lesson.Misconfig = &Misconfig{Since: now.UTC(), Detail: misconfigDetail(pe), Fix: pe.Fix, ConfigHash: l.configKey(),
-			ProbeAfter: now.Add(MisconfigProbeEvery).UTC()}
-	case pe == nil || pe.Status != 0:
-		lesson.Reached = true
-	}
+	lesson = r.teach(lesson, l, pe, d, now)
 	out := attemptOut{failure: pe, decision: d, resp: resp, circuit: circuit}
 	tokens := 0
 	if pe != nil {
@@ -186,8 +174,41 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 		tokens, outTokens = max(max(resp.InputTokens, 0)+max(resp.OutputTokens, 0), est.tokens), max(resp.OutputTokens, 0)
 	}
 	res.pace.Settle(tokens)
-	var opened *Misconfig
 	rec := AttemptRecord{Call: call}
+	if res.capID != 0 {
+		rec.Cap = &CapSettlement{ID: res.capID, Sent: sentRequest(pe), Tokens: tokens, OutputTokens: outTokens, CostUSD: call.CostUSD}
+	}
+	out.call = call
+	return out, c.record(rctx, l, rec, lesson, pe, d, now)
+}
+
+// teach adds to the policy's lesson what the rules and the link decide:
+// a call that is no breaker sample, the note of an exhaustion, the
+// misconfigured incident a call opens (or keeps), and that a call reached
+// the provider (which ends one).
+func (r *rules) teach(lesson Lesson, l *Link, pe *ProviderError, d Decision, now time.Time) Lesson {
+	if !r.sampled {
+		lesson.Sample = SampleNone
+	}
+	if lesson.ExhaustReason != "" {
+		lesson.ExhaustReason += r.note
+	}
+	switch {
+	case pe != nil && d.Outcome == OutcomeMisconfigured:
+		lesson.Misconfig = &Misconfig{Since: now.UTC(), Detail: misconfigDetail(pe), Fix: pe.Fix, ConfigHash: l.configKey(),
+			ProbeAfter: now.Add(MisconfigProbeEvery).UTC()}
+	case pe == nil || pe.Status != 0:
+		lesson.Reached = true
+	}
+	return lesson
+}
+
+// record writes the attempt's rows with what the call taught in one
+// transaction, then tells a person what only a person can act on: a
+// clamped delay, a misconfigured incident that just opened, a request too
+// large for the link.
+func (c *Chain) record(rctx context.Context, l *Link, rec AttemptRecord, lesson Lesson, pe *ProviderError, d Decision, now time.Time) error {
+	var opened *Misconfig
 	if learn := lesson.learner(l.Name, c.Breaker, now); learn != nil {
 		rec.Learn = func(st *ProviderState) []Transition {
 			trs := learn(st)
@@ -201,12 +222,8 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 			return trs
 		}
 	}
-	if res.capID != 0 {
-		rec.Cap = &CapSettlement{ID: res.capID, Sent: sentRequest(pe), Tokens: tokens, OutputTokens: outTokens, CostUSD: call.CostUSD}
-	}
-	out.call = call
 	if err := c.Store.RecordAttempt(rctx, rec); err != nil {
-		return out, fmt.Errorf("record call: %w", err)
+		return fmt.Errorf("record call: %w", err)
 	}
 	if lesson.Clamp != nil {
 		c.notifyClamp(rctx, l, lesson.Clamp)
@@ -217,7 +234,7 @@ func (c *Chain) attempt(ctx context.Context, t try) (attemptOut, error) {
 	if pe != nil && d.Outcome == OutcomeTooLarge {
 		c.notifyTooLarge(rctx, l, pe, now)
 	}
-	return out, nil
+	return nil
 }
 
 // misconfigDetail is what a misconfigured link's incident quotes: the
