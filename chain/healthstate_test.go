@@ -116,3 +116,45 @@ func TestHealthColdAndRateLimited(t *testing.T) {
 		t.Errorf("recorded %+v", rec.got)
 	}
 }
+
+// withHealth is a BaselineSource that also gives earlier health calls.
+type withHealth struct {
+	baselines
+	health map[string]LatencyBaseline
+}
+
+func (w withHealth) HealthBaseline(_ context.Context, p string, _ time.Time) (LatencyBaseline, error) {
+	return w.health[p], nil
+}
+
+// TestColdStartOfABackupNobodyCalls: a link without job calls in 14 days
+// is judged against its own earlier health calls, else against the floor:
+// a 6 s first token is cold either way, a usual one is not.
+func TestColdStartOfABackupNobodyCalls(t *testing.T) {
+	s := newScenario(t, "backup", "fresh", "steady")
+	ok := func(ft time.Duration) step { return step{resp: Response{Text: `{"ok":true}`, FirstToken: ft}, took: ft + 50*time.Millisecond} }
+	s.script("backup", ok(6*time.Second))
+	s.script("fresh", ok(6*time.Second))
+	s.script("steady", ok(500*time.Millisecond))
+	src := withHealth{baselines{}, map[string]LatencyBaseline{
+		"backup": {Calls: 3, FirstToken: 400 * time.Millisecond, Total: 500 * time.Millisecond, Health: true},
+		"steady": {Calls: 3, FirstToken: 400 * time.Millisecond, Total: 500 * time.Millisecond, Health: true},
+	}}
+	got, err := s.chain.Health(context.Background(), HealthWalk{Prompt: healthPrompt, Baselines: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		state HealthState
+		says  string
+	}{
+		{HealthCold, "over 3 earlier health calls"},
+		{HealthCold, "no baseline"},
+		{HealthHealthy, "over 3 earlier health calls"},
+	}
+	for i, h := range got {
+		if h.State != want[i].state || !strings.Contains(h.Detail, want[i].says) {
+			t.Errorf("%s: %s %q, want %s saying %q", h.Provider, h.State, h.Detail, want[i].state, want[i].says)
+		}
+	}
+}
