@@ -132,7 +132,9 @@ func (w withHealth) HealthBaseline(_ context.Context, p string, _ time.Time) (La
 // a 6 s first token is cold either way, a usual one is not.
 func TestColdStartOfABackupNobodyCalls(t *testing.T) {
 	s := newScenario(t, "backup", "fresh", "steady")
-	ok := func(ft time.Duration) step { return step{resp: Response{Text: `{"ok":true}`, FirstToken: ft}, took: ft + 50*time.Millisecond} }
+	ok := func(ft time.Duration) step {
+		return step{resp: Response{Text: `{"ok":true}`, FirstToken: ft}, took: ft + 50*time.Millisecond}
+	}
 	s.script("backup", ok(6*time.Second))
 	s.script("fresh", ok(6*time.Second))
 	s.script("steady", ok(500*time.Millisecond))
