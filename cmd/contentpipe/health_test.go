@@ -93,6 +93,7 @@ func TestHealthOneFailingLink(t *testing.T) {
 // critical message says the whole chain is down with every link's cause,
 // and no warning per link comes on top; nothing says jobs fall back.
 func TestHealthWholeChainDownOnce(t *testing.T) {
+	t.Parallel()
 	down := sim.Profile{Rates: map[sim.Fault]float64{sim.FaultServerError: 1}}
 	w, bot := telegramWorld(t, 1, map[sim.Flavor]sim.Profile{
 		sim.FlavorGemini: down, sim.FlavorGroq: down, sim.FlavorCerebras: down, sim.FlavorOpenRouter: down,

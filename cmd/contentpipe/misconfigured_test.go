@@ -17,6 +17,7 @@ import (
 // when it is called again; once the link's config changed, the line says
 // the next job calls it; a link no longer configured has none.
 func TestMisconfiguredLinesForTopicsAndReport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "pipeline.db")
 	st, err := telemetry.Open(path)

@@ -69,6 +69,7 @@ func TestHealthTableAligned(t *testing.T) {
 // TestProgressNamesTheConnectCause: the line of a connection that could
 // not be made ends in the resolver's words, however long the error.
 func TestProgressNamesTheConnectCause(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	p := newProgress(&b, 1)
 	j := chain.Job{ID: "2026-12-01/t", Topic: "t"}
