@@ -262,6 +262,9 @@ CREATE INDEX cap_reservations_ts ON cap_reservations (ts);
 	{7, "several workers: owners' leases, schedule slots", migration7},
 	{8, "indexes for the per-run reads", migration8},
 	{9, "misconfigured links, suspect usage", migration9},
+	// PostgreSQL's reader role (pgMigration11); nothing to do on SQLite,
+	// whose `sql` opens the file read-only.
+	{11, "the role `sql` reads under", "SELECT 1"},
 }
 
 // migration9 is the same text on both backends.
@@ -320,6 +323,7 @@ var pgMigrations = []migration{
 	{7, "several workers: owners' leases, schedule slots", migration7},
 	{8, "indexes for the per-run reads", migration8},
 	{9, "misconfigured links, suspect usage", migration9},
+	{11, "the role `sql` reads under", pgMigration11},
 }
 
 // pgBaseline is the schema of migrations 1 to 6 in PostgreSQL's types:

@@ -154,6 +154,10 @@ func openPostgres(rawURL string, readOnly bool) (*Store, error) {
 		var n int
 		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil {
 			s.db.Close()
+			if pgCode(err) == "42501" { // insufficient_privilege
+				return nil, fmt.Errorf("database %s: the login %s may not read the contentpipe tables (%v): as a superuser, run in the database: GRANT %s TO %s",
+					name, cfg.User, scrub(err, rawURL), PGReaderRole, pgIdent(cfg.User))
+			}
 			return nil, fmt.Errorf("database %s has no contentpipe schema (%v): run `contentpipe run` on it first, or point `database:` at the right database",
 				name, scrub(err, rawURL))
 		}

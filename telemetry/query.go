@@ -24,7 +24,9 @@ import (
 // error saying so.
 //
 // On a read-only PostgreSQL store q runs in a READ ONLY transaction (on a
-// connection whose default is read-only too), rolled back at the end.
+// connection whose default is read-only too), rolled back at the end, as
+// the role PGReaderRole (see enterReader): it must be a read, and the role
+// must have no right beyond reading.
 func (s *Store) Query(ctx context.Context, q string, args ...any) (cols []string, rows [][]any, err error) {
 	var src interface {
 		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -35,6 +37,9 @@ func (s *Store) Query(ctx context.Context, q string, args ...any) (cols []string
 			return nil, nil, s.queryErr(err)
 		}
 		defer tx.Rollback() //nolint:errcheck
+		if err := enterReader(ctx, tx, q); err != nil {
+			return nil, nil, err
+		}
 		src = tx
 	}
 	rs, err := src.QueryContext(ctx, q, args...)
@@ -91,8 +96,13 @@ func (s *Store) Query(ctx context.Context, q string, args ...any) (cols []string
 // queryErr explains SQLite's refusals on a read-only store.
 func (s *Store) queryErr(err error) error {
 	if s.pg() {
-		if pgCode(err) == "25006" { // read_only_sql_transaction
+		switch pgCode(err) {
+		case "25006": // read_only_sql_transaction
 			return fmt.Errorf("the database %s is opened read-only and writes are refused: %w", s.path, err)
+		case "42501": // insufficient_privilege
+			if s.readOnly {
+				return fmt.Errorf("the database %s is opened read-only, as the role %s that may only read the tables: %w", s.path, PGReaderRole, err)
+			}
 		}
 		return fmt.Errorf("query: %w", err)
 	}
