@@ -243,9 +243,26 @@ func TestPostgresURLRedacted(t *testing.T) {
 		"postgresql://bob@db/cp":                                     "postgresql://bob@db/cp",
 		"postgres://db/cp?password=hunter2&sslmode=disable":          "postgres://db/cp?password=xxxxx&sslmode=disable",
 		"data/pipeline.db":                                           "data/pipeline.db",
+		"postgres://db/cp?sslpassword=hunter2&sslmode=require":       "postgres://db/cp?sslmode=require&sslpassword=xxxxx",
+		"host=db port=5432 password=hunter2 dbname=cp":               "host=db port=5432 password=xxxxx dbname=cp",
+		"host=db password='hun ter\\'2' sslpassword=x dbname=cp":     "host=db password=xxxxx sslpassword=xxxxx dbname=cp",
+		"data/a=b.db": "data/a=b.db",
 	} {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for spec, want := range map[string]bool{
+		"host=db dbname=cp": true, "dbname=cp user=bob password=x": true, "postgresql://db/cp": true,
+		"data/pipeline.db": false, "data/a=b.db": false, "foo=bar": false, "host=db dbname='unclosed": false,
+	} {
+		if got := IsPostgres(spec); got != want {
+			t.Errorf("IsPostgres(%q) = %v, want %v", spec, got, want)
+		}
+	}
+	for _, spec := range []string{"host=db password=hunter2 dbname=cp", "postgres://db/cp?sslpassword=hunter2"} {
+		if err := scrub(errors.New("failed for hunter2"), spec); strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("scrub(%q) left the password: %v", spec, err)
 		}
 	}
 	server := postgresServer(t)

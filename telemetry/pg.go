@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,57 +36,6 @@ const pgIdleInTx = "15s"
 // pgConnectTimeout bounds the connection to the server when the URL names
 // no connect_timeout.
 const pgConnectTimeout = 10 * time.Second
-
-// isPostgresURL reports whether spec names a PostgreSQL database.
-func isPostgresURL(spec string) bool {
-	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
-}
-
-// RedactURL returns u with its password replaced by "xxxxx" (also a
-// password given as a query parameter), for every message that names a
-// PostgreSQL database. Anything that is not a URL is returned unchanged
-// when it has no '@' and as "(unparsable database URL)" otherwise.
-func RedactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		if strings.Contains(u, "@") || strings.Contains(strings.ToLower(u), "password") {
-			return "(unparsable database URL)"
-		}
-		return u
-	}
-	if p.User != nil {
-		if _, has := p.User.Password(); has {
-			p.User = url.UserPassword(p.User.Username(), "xxxxx")
-		}
-	}
-	if q := p.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		p.RawQuery = q.Encode()
-	}
-	return p.String()
-}
-
-// scrub removes u's password from err's text (pgx's own messages are
-// redacted on a best-effort basis only).
-func scrub(err error, u string) error {
-	if err == nil {
-		return nil
-	}
-	p, perr := url.Parse(u)
-	msg := err.Error()
-	if perr == nil && p.User != nil {
-		if pw, has := p.User.Password(); has && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-			if esc := url.UserPassword("", pw).String(); len(esc) > 2 {
-				msg = strings.ReplaceAll(msg, esc[2:], "xxxxx")
-			}
-		}
-	}
-	if msg == err.Error() {
-		return err
-	}
-	return scrubbed{msg: msg, err: err}
-}
 
 // scrubbed is an error whose text had a password removed; errors.As still
 // finds the causes (e.g. *pgconn.PgError).

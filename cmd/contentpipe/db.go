@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,8 +107,8 @@ func (a *app) dbCopy(cmd *cobra.Command, to string) error {
 // directory). A bare path is refused: the flag says which backend it means.
 func copyDestination(to string) (string, error) {
 	if config.IsPostgres(to) {
-		if _, err := url.Parse(to); err != nil {
-			return "", fmt.Errorf("db copy: --to is not a valid URL (not shown: it may hold a password); the form is postgres://USER:PASSWORD@HOST:5432/DB")
+		if _, _, _, ok := telemetry.PostgresTarget(to); !ok {
+			return "", fmt.Errorf("db copy: --to is not a valid URL (not shown: it may hold a password); the form is postgres://USER:PASSWORD@HOST:5432/DB or host=HOST dbname=DB user=USER")
 		}
 		return to, nil
 	}
@@ -137,16 +136,7 @@ func sameDatabase(a, b string) bool {
 		}
 		return filepath.Clean(a) == filepath.Clean(b)
 	}
-	ua, ea := url.Parse(a)
-	ub, eb := url.Parse(b)
-	if ea != nil || eb != nil {
-		return false
-	}
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		return "5432"
-	}
-	return strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub) && strings.Trim(ua.Path, "/") == strings.Trim(ub.Path, "/")
+	ha, pa, da, oka := telemetry.PostgresTarget(a)
+	hb, pb, db, okb := telemetry.PostgresTarget(b)
+	return oka && okb && ha == hb && pa == pb && da == db
 }

@@ -12,10 +12,9 @@ import (
 var databaseSchemes = []string{"postgres", "postgresql", "sqlite"}
 
 // IsPostgres reports whether a database spec (Config.Database) names a
-// PostgreSQL server rather than a SQLite file.
-func IsPostgres(spec string) bool {
-	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
-}
+// PostgreSQL server rather than a SQLite file: a postgres:// URL or a
+// connection string in libpq's keyword form (host=… dbname=…).
+func IsPostgres(spec string) bool { return telemetry.IsPostgres(spec) }
 
 // DatabaseName is the database for messages: the SQLite path, or the
 // PostgreSQL URL with its password replaced. It is the only form of the
@@ -85,6 +84,10 @@ func (p *loader) databaseSpec(v string, fromEnv bool) (spec, msg, fix string) {
 	scheme, rest, hasScheme := strings.Cut(v, ":")
 	lower := strings.ToLower(scheme)
 	isURL := hasScheme && isScheme(scheme) && strings.HasPrefix(rest, "//")
+	if !isURL && IsPostgres(v) {
+		// libpq's keyword form: host=… dbname=… (never a file name).
+		return v, "", ""
+	}
 	if !isURL && !(hasScheme && contains(databaseSchemes, lower)) {
 		// A plain path (a colon inside a file name included).
 		if fromEnv {
@@ -133,17 +136,8 @@ func isScheme(s string) bool {
 	return true
 }
 
-// hasPassword reports whether a postgres URL carries a password, in its
-// user info or as a password= query parameter.
-func hasPassword(spec string) bool {
-	u, err := url.Parse(spec)
-	if err != nil {
-		return true // unreadable: treat as secret
-	}
-	if _, ok := u.User.Password(); ok {
-		return true
-	}
-	return u.Query().Has("password")
-}
+// hasPassword reports whether a PostgreSQL spec carries a password or
+// another secret (user info, password=, sslpassword=, …).
+func hasPassword(spec string) bool { return telemetry.HasSecret(spec) }
 
 func quote(s string) string { return "\"" + s + "\"" }

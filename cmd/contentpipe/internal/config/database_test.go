@@ -40,6 +40,12 @@ func TestDatabaseSpecs(t *testing.T) {
 		{"url env", "database_url_env: CONTENTPIPE_DATABASE_URL\n", map[string]string{"CONTENTPIPE_DATABASE_URL": "postgres://cp:" + fakeDBPassword + "@db:5432/contentpipe"},
 			"postgres://cp:" + fakeDBPassword + "@db:5432/contentpipe", "postgres://cp:xxxxx@db:5432/contentpipe", ""},
 		{"url env with a sqlite spec", "database_url_env: CP_DB\n", map[string]string{"CP_DB": "sqlite:/srv/cp.db"}, "/srv/cp.db", "/srv/cp.db", ""},
+		{"libpq keywords in the file", "database: host=db dbname=contentpipe user=cp password=" + fakeDBPassword + "\n", nil,
+			"host=db dbname=contentpipe user=cp password=" + fakeDBPassword, "host=db dbname=contentpipe user=cp password=xxxxx", "carries a password"},
+		{"libpq keywords in the env", "database_url_env: CP_DB\n", map[string]string{"CP_DB": "host=db dbname=contentpipe sslpassword='" + fakeDBPassword + "'"},
+			"host=db dbname=contentpipe sslpassword='" + fakeDBPassword + "'", "host=db dbname=contentpipe sslpassword=xxxxx", ""},
+		{"sslpassword parameter", "database_url_env: CP_DB\n", map[string]string{"CP_DB": "postgres://cp@db/contentpipe?sslpassword=" + fakeDBPassword},
+			"postgres://cp@db/contentpipe?sslpassword=" + fakeDBPassword, "postgres://cp@db/contentpipe?sslpassword=xxxxx", ""},
 		{"empty url env is the default", "database_url_env: \"\"\n", nil, filepath.Join(dir, "data", "pipeline.db"), filepath.Join(dir, "data", "pipeline.db"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
