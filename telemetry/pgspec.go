@@ -38,7 +38,7 @@ type pgKeyword struct{ key, value string }
 var pgKeyRE = regexp.MustCompile(`^[a-z_]+$`)
 
 // pgKeywords parses spec as libpq's keyword form: whitespace-separated
-// key = value pairs, a value single-quoted ('' or \' inside) or bare. ok is
+// key = value pairs, a value single-quoted (” or \' inside) or bare. ok is
 // false unless every part parses and one key is a libpq keyword.
 func pgKeywords(spec string) (kv []pgKeyword, ok bool) {
 	s := strings.TrimSpace(spec)
