@@ -33,7 +33,7 @@ func (p *loader) retry(r rawRetry) {
 	p.check(cb.Window > 0, "retry.circuit.window", "give the sliding window, e.g. window: 10m", "retry.circuit.window: must be longer than 0")
 	setInt(&cb.MinSamples, rc.MinSamples)
 	p.positive("retry.circuit.min_samples", cb.MinSamples)
-	set(&cb.FailureRate, rc.FailureRate)
+	setNum(&cb.FailureRate, rc.FailureRate)
 	p.check(cb.FailureRate > 0 && cb.FailureRate <= 1, "retry.circuit.failure_rate", "use a share above 0 and at most 1, e.g. failure_rate: 0.5",
 		"retry.circuit.failure_rate: %g is outside (0, 1]", cb.FailureRate)
 	setDuration(&cb.Cooldown, rc.Cooldown)
@@ -51,7 +51,7 @@ func (p *loader) quality(r rawQuality) {
 		p.check(*r.Schema != "", "quality.schema", "remove the key for the default "+DefaultSchema+", or give a path", "quality.schema: must not be empty")
 		q.Schema = resolvePath(p.cfg.Dir, *r.Schema)
 	}
-	set(&q.Threshold, r.Threshold)
+	setNum(&q.Threshold, r.Threshold)
 	p.check(q.Threshold >= 0 && q.Threshold <= 100, "quality.threshold", "use a score from 0 to 100, e.g. threshold: 70", "quality.threshold: %g is outside 0..100", q.Threshold)
 	setInt(&q.MinSections, r.MinSections)
 	p.positive("quality.min_sections", q.MinSections)
@@ -125,7 +125,7 @@ func (p *loader) shadow(r rawShadow) {
 			p.warn(fmt.Sprintf("candidates[%d].name", i), "candidate %q is not in shadow.providers: it is never called", l.Name)
 		}
 	}
-	set(&s.SampleRate, r.SampleRate)
+	setNum(&s.SampleRate, r.SampleRate)
 	p.check(s.SampleRate >= 0 && s.SampleRate <= 1, "shadow.sample_rate", "use a share from 0 to 1, e.g. sample_rate: 0.25", "shadow.sample_rate: %g is outside 0..1", s.SampleRate)
 }
 
@@ -148,12 +148,12 @@ func (p *loader) alerts(r rawAlerts) {
 	if !p.t.isBad("alerts.telegram.token_env") && !p.t.isBad("alerts.telegram.chat_id_env") {
 		p.telegram(t)
 	}
-	set(&a.BudgetWarnAt, r.BudgetWarnAt)
+	setNum(&a.BudgetWarnAt, r.BudgetWarnAt)
 	p.check(a.BudgetWarnAt > 0 && a.BudgetWarnAt <= 1, "alerts.budget_warn_at", "use a share of the daily cap above 0 and at most 1, e.g. budget_warn_at: 0.8",
 		"alerts.budget_warn_at: %g is outside (0, 1]", a.BudgetWarnAt)
 	setDuration(&a.ProviderDownAfter, r.ProviderDownAfter)
 	p.check(a.ProviderDownAfter > 0, "alerts.provider_down_after", "give a duration, e.g. provider_down_after: 1h", "alerts.provider_down_after: must be longer than 0")
-	set(&a.BacklogLowDays, r.BacklogLowDays)
+	setNum(&a.BacklogLowDays, r.BacklogLowDays)
 	p.check(a.BacklogLowDays >= 0, "alerts.backlog_low_days", "give a number of days, e.g. backlog_low_days: 3, or 0 for no alert",
 		"alerts.backlog_low_days: %g is negative", a.BacklogLowDays)
 }

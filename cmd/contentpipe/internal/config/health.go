@@ -12,13 +12,13 @@ type Health struct {
 }
 
 type rawHealth struct {
-	ColdFactor *float64  `yaml:"cold_factor"`
+	ColdFactor *number   `yaml:"cold_factor"`
 	ColdFloor  *duration `yaml:"cold_floor"`
 }
 
 func (p *loader) health(r rawHealth) {
 	h := &p.cfg.Health
-	set(&h.ColdFactor, r.ColdFactor)
+	setNum(&h.ColdFactor, r.ColdFactor)
 	p.check(h.ColdFactor == 0 || h.ColdFactor > 1, "health.cold_factor",
 		"give how many times slower than usual counts as cold, e.g. cold_factor: 3",
 		"health.cold_factor: %g must be more than 1", h.ColdFactor)

@@ -82,6 +82,12 @@ func set[T any](dst *T, v *T) {
 	}
 }
 
+func setNum(dst *float64, v *number) {
+	if v != nil {
+		*dst = float64(*v)
+	}
+}
+
 func setInt(dst *int, v *wholeNumber) {
 	if v != nil {
 		*dst = int(*v)
@@ -364,14 +370,14 @@ func (p *loader) link(r rawLink, path string, seen map[string]int) (Link, linkPo
 	}
 	setInt(&l.DailyTokens, r.DailyTok)
 	p.nonNegative(path+".daily_tokens", l.DailyTokens)
-	set(&l.DailyBudgetUSD, r.DailyUSD)
+	setNum(&l.DailyBudgetUSD, r.DailyUSD)
 	p.check(l.DailyBudgetUSD >= 0, path+".daily_budget_usd", "use 0 (none) or a positive amount in USD", "%s: daily_budget_usd must not be negative", where)
 	l.Price, l.PriceKnown = builtinPrice(l.Model)
 	if r.Price.InputPerMTok != nil || r.Price.OutputPerMTok != nil {
 		l.PriceKnown = true
 	}
-	set(&l.Price.InputPerMTok, r.Price.InputPerMTok)
-	set(&l.Price.OutputPerMTok, r.Price.OutputPerMTok)
+	setNum(&l.Price.InputPerMTok, r.Price.InputPerMTok)
+	setNum(&l.Price.OutputPerMTok, r.Price.OutputPerMTok)
 	for _, pr := range []struct {
 		key string
 		v   float64
@@ -453,8 +459,8 @@ func contains(list []string, s string) bool {
 // its spend invisible to the budget).
 func (p *loader) budget(r rawBudget) {
 	b := &p.cfg.Budget
-	set(&b.DailyUSD, r.DailyUSD)
-	set(&b.MonthlyUSD, r.MonthlyUSD)
+	setNum(&b.DailyUSD, r.DailyUSD)
+	setNum(&b.MonthlyUSD, r.MonthlyUSD)
 	for _, k := range []struct {
 		key string
 		v   float64

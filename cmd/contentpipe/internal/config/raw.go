@@ -3,6 +3,7 @@ package config
 import (
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,8 +38,8 @@ type rawConfig struct {
 }
 
 type rawBudget struct {
-	DailyUSD   *float64 `yaml:"daily_usd"`
-	MonthlyUSD *float64 `yaml:"monthly_usd"`
+	DailyUSD   *number `yaml:"daily_usd"`
+	MonthlyUSD *number `yaml:"monthly_usd"`
 }
 
 type rawPublish struct {
@@ -76,7 +77,7 @@ type rawLink struct {
 	Infra     *string      `yaml:"infra"`
 	DailyCap  *wholeNumber `yaml:"daily_cap"`
 	DailyTok  *wholeNumber `yaml:"daily_tokens"`
-	DailyUSD  *float64     `yaml:"daily_budget_usd"`
+	DailyUSD  *number     `yaml:"daily_budget_usd"`
 	Prompt    *string      `yaml:"prompt"`
 	RPM       *wholeNumber `yaml:"rpm"`
 	TPM       *wholeNumber `yaml:"tpm"`
@@ -89,8 +90,8 @@ type rawLink struct {
 }
 
 type rawPrice struct {
-	InputPerMTok  *float64 `yaml:"input_per_mtok"`
-	OutputPerMTok *float64 `yaml:"output_per_mtok"`
+	InputPerMTok  *number `yaml:"input_per_mtok"`
+	OutputPerMTok *number `yaml:"output_per_mtok"`
 }
 
 type rawTimeouts struct {
@@ -121,7 +122,7 @@ type rawWait struct {
 type rawCircuit struct {
 	Window      *duration    `yaml:"window"`
 	MinSamples  *wholeNumber `yaml:"min_samples"`
-	FailureRate *float64     `yaml:"failure_rate"`
+	FailureRate *number     `yaml:"failure_rate"`
 	Cooldown    *duration    `yaml:"cooldown"`
 	MaxCooldown *duration    `yaml:"max_cooldown"`
 	CloseAfter  *wholeNumber `yaml:"close_after"`
@@ -129,7 +130,7 @@ type rawCircuit struct {
 
 type rawQuality struct {
 	Schema            *string      `yaml:"schema"`
-	Threshold         *float64     `yaml:"threshold"`
+	Threshold         *number     `yaml:"threshold"`
 	MinSections       *wholeNumber `yaml:"min_sections"`
 	MinSectionWords   *wholeNumber `yaml:"min_section_words"`
 	BannedPhrasesFile *string      `yaml:"banned_phrases_file"`
@@ -137,7 +138,7 @@ type rawQuality struct {
 
 type rawShadow struct {
 	Providers  []string `yaml:"providers"`
-	SampleRate *float64 `yaml:"sample_rate"`
+	SampleRate *number `yaml:"sample_rate"`
 }
 
 type rawAlerts struct {
@@ -146,9 +147,9 @@ type rawAlerts struct {
 		ChatIDEnv   *envVar `yaml:"chat_id_env"`
 		APIEndpoint *string `yaml:"api_endpoint"`
 	} `yaml:"telegram"`
-	BudgetWarnAt      *float64  `yaml:"budget_warn_at"`
+	BudgetWarnAt      *number  `yaml:"budget_warn_at"`
 	ProviderDownAfter *duration `yaml:"provider_down_after"`
-	BacklogLowDays    *float64  `yaml:"backlog_low_days"`
+	BacklogLowDays    *number  `yaml:"backlog_low_days"`
 }
 
 type rawSchedule struct {
@@ -205,6 +206,43 @@ func (w *wholeNumber) UnmarshalYAML(node ast.Node) error {
 	}
 	return &valueError{node: node, want: "an integer"}
 }
+
+// maxNumber bounds every number of the config that takes a fraction
+// (prices, budgets, shares, factors): nothing it sets means anything above
+// a billion, and a cost computed from a larger price can overflow to +Inf.
+const maxNumber = 1e9
+
+// number is a finite number of sensible size: .inf, .nan and anything past
+// maxNumber are refused, each with its own message, before any range check
+// of the key could call them negative or out of range.
+type number float64
+
+// UnmarshalYAML takes an integer or a float that is finite and at most
+// maxNumber in size; anything else keeps goccy's own type error.
+func (x *number) UnmarshalYAML(node ast.Node) error {
+	var f float64
+	text := strings.TrimSpace(node.GetToken().Value)
+	err := yaml.NodeToValue(node, &f)
+	if err != nil {
+		// 1e400 does not fit a float64: goccy gives up on it.
+		if v, perr := strconv.ParseFloat(text, 64); perr != nil && math.IsInf(v, 0) {
+			return &valueError{node: node, msg: text + " is infinite (too large for a number)", fix: numberFix}
+		}
+		return err
+	}
+	switch {
+	case math.IsNaN(f):
+		return &valueError{node: node, msg: text + " is not a number", fix: numberFix}
+	case math.IsInf(f, 0):
+		return &valueError{node: node, msg: text + " is infinite", fix: numberFix}
+	case math.Abs(f) > maxNumber:
+		return &valueError{node: node, msg: text + " is too large (at most 1e9)", fix: numberFix}
+	}
+	*x = number(f)
+	return nil
+}
+
+const numberFix = "write a finite number of sensible size, e.g. 0.5 (USD, shares and factors are never infinite or above 1e9)"
 
 // duration is a Go duration ("30s", "10m"); a bare 0 means none.
 type duration time.Duration
