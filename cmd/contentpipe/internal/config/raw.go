@@ -77,7 +77,7 @@ type rawLink struct {
 	Infra     *string      `yaml:"infra"`
 	DailyCap  *wholeNumber `yaml:"daily_cap"`
 	DailyTok  *wholeNumber `yaml:"daily_tokens"`
-	DailyUSD  *number     `yaml:"daily_budget_usd"`
+	DailyUSD  *number      `yaml:"daily_budget_usd"`
 	Prompt    *string      `yaml:"prompt"`
 	RPM       *wholeNumber `yaml:"rpm"`
 	TPM       *wholeNumber `yaml:"tpm"`
@@ -122,7 +122,7 @@ type rawWait struct {
 type rawCircuit struct {
 	Window      *duration    `yaml:"window"`
 	MinSamples  *wholeNumber `yaml:"min_samples"`
-	FailureRate *number     `yaml:"failure_rate"`
+	FailureRate *number      `yaml:"failure_rate"`
 	Cooldown    *duration    `yaml:"cooldown"`
 	MaxCooldown *duration    `yaml:"max_cooldown"`
 	CloseAfter  *wholeNumber `yaml:"close_after"`
@@ -130,7 +130,7 @@ type rawCircuit struct {
 
 type rawQuality struct {
 	Schema            *string      `yaml:"schema"`
-	Threshold         *number     `yaml:"threshold"`
+	Threshold         *number      `yaml:"threshold"`
 	MinSections       *wholeNumber `yaml:"min_sections"`
 	MinSectionWords   *wholeNumber `yaml:"min_section_words"`
 	BannedPhrasesFile *string      `yaml:"banned_phrases_file"`
@@ -138,7 +138,7 @@ type rawQuality struct {
 
 type rawShadow struct {
 	Providers  []string `yaml:"providers"`
-	SampleRate *number `yaml:"sample_rate"`
+	SampleRate *number  `yaml:"sample_rate"`
 }
 
 type rawAlerts struct {
@@ -147,9 +147,9 @@ type rawAlerts struct {
 		ChatIDEnv   *envVar `yaml:"chat_id_env"`
 		APIEndpoint *string `yaml:"api_endpoint"`
 	} `yaml:"telegram"`
-	BudgetWarnAt      *number  `yaml:"budget_warn_at"`
+	BudgetWarnAt      *number   `yaml:"budget_warn_at"`
 	ProviderDownAfter *duration `yaml:"provider_down_after"`
-	BacklogLowDays    *number  `yaml:"backlog_low_days"`
+	BacklogLowDays    *number   `yaml:"backlog_low_days"`
 }
 
 type rawSchedule struct {
