@@ -3,6 +3,7 @@ package alerts
 import (
 	"bytes"
 	"fmt"
+	"hash/fnv"
 	"image/color"
 	"math"
 	"sort"
@@ -44,14 +45,26 @@ type ChartOptions struct {
 	Threshold float64
 }
 
-// providerColor is the colour of the i-th provider of the window, the same
-// in both panels (the Okabe–Ito palette, readable by colour-blind readers).
-func providerColor(i int) color.Color {
-	palette := [...]color.RGBA{
-		{0, 114, 178, 255}, {230, 159, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
-		{86, 180, 233, 255}, {213, 94, 0, 255}, {240, 228, 66, 255}, {100, 100, 100, 255},
+// providerColor is a provider's colour, the same in both panels and in
+// every chart (by name, not by its place in the window): the Okabe–Ito
+// palette, readable by colour-blind readers. The providers the README
+// knows have their own; any other name is hashed onto the palette.
+func providerColor(name string) color.Color {
+	if c, ok := knownColors[name]; ok {
+		return c
 	}
-	return palette[i%len(palette)]
+	h := fnv.New32a()
+	h.Write([]byte(name)) //nolint:errcheck
+	return palette[h.Sum32()%uint32(len(palette))]
+}
+
+var palette = [...]color.RGBA{
+	{0, 114, 178, 255}, {213, 94, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
+	{230, 159, 0, 255}, {86, 180, 233, 255}, {100, 100, 100, 255}, {240, 228, 66, 255},
+}
+
+var knownColors = map[string]color.RGBA{
+	"gemini": palette[0], "groq": palette[1], "cerebras": palette[2], "openrouter": palette[3],
 }
 
 // Chart draws the report's chart as a PNG (1200×900 px): on top the cost of
@@ -61,7 +74,34 @@ func providerColor(i int) color.Color {
 // answers per bucket as a line, each rejected answer as a red ×, the pass
 // mark as a dashed line, on a fixed 0–100 axis. A panel without data says
 // so instead of drawing nothing.
+//
+// Drawing is bounded by ChartTimeout: past it Chart returns an error and
+// leaves the drawing to end on its own.
 func Chart(d telemetry.ReportData, opt ChartOptions) ([]byte, error) {
+	type result struct {
+		png []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		png, err := drawChart(d, opt)
+		done <- result{png, err}
+	}()
+	timer := time.NewTimer(ChartTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.png, r.err
+	case <-timer.C:
+		return nil, fmt.Errorf("drawing the chart took more than %s: not drawn (the report's text has every figure)", ChartTimeout)
+	}
+}
+
+// ChartTimeout bounds the drawing of one chart (a variable for the tests).
+var ChartTimeout = 20 * time.Second
+
+// drawChart is Chart without its time bound.
+func drawChart(d telemetry.ReportData, opt ChartOptions) ([]byte, error) {
 	cd := newChartData(d, opt)
 	cost, costLegend := cd.costPanel()
 	qual, qualLegend, err := cd.qualityPanel()
@@ -97,6 +137,26 @@ type chartData struct {
 	providers []string             // every provider of the window, by name; index = colour
 	cost      map[string][]float64 // provider → cost per bucket
 	points    map[string][]scoreAt // provider ("" = published) → scores in the window
+	omitted   int                  // values not drawn: not finite or out of range (see drawable)
+}
+
+// maxChartCost is the largest cost of one bucket's row the chart draws (in
+// USD); a larger one is a broken price, not spending.
+const maxChartCost = 1e6
+
+// drawable reports whether v can be drawn on an axis from lo to hi: a
+// finite number inside the range. Anything else (an infinite price's cost,
+// a NaN) would send the rasterizer into coordinates it never finishes.
+func drawable(v, lo, hi float64) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= lo && v <= hi
+}
+
+// omittedNote is the x-axis label of a panel when values were left out.
+func (cd *chartData) omittedNote() string {
+	if cd.omitted == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d value(s) not drawn: not finite or out of range (see contentpipe report)", cd.omitted)
 }
 
 type scoreAt struct {
@@ -119,8 +179,10 @@ func newChartData(d telemetry.ReportData, opt ChartOptions) *chartData {
 	if !opt.FullWindow && end.Sub(start) <= 48*time.Hour {
 		cd.hourly, cd.step = true, time.Hour
 		start, end = first.Truncate(time.Hour), last.Truncate(time.Hour).Add(time.Hour)
-		for end.Sub(start) < 6*time.Hour { // room to read: at least six hours
-			start, end = start.Add(-time.Hour), end.Add(time.Hour)
+		// Room to read, at least six hours, taken from the past: the axis
+		// never runs past the hour the window ends in.
+		for end.Sub(start) < 6*time.Hour {
+			start = start.Add(-time.Hour)
 		}
 	}
 	for t := start; t.Before(end); t = t.Add(cd.step) {
@@ -172,6 +234,10 @@ func (cd *chartData) bucketX(t time.Time) (float64, bool) {
 	return f - 0.5, true
 }
 
+// bucketOf is the bucket of an x position from bucketX: the one whose
+// start is at or before the instant (a floor, never the next bucket).
+func bucketOf(x float64) int { return int(math.Floor(x + 0.5)) }
+
 func (cd *chartData) fill(d telemetry.ReportData) {
 	costs, layout := d.DailyCost, "2006-01-02"
 	if cd.hourly {
@@ -186,14 +252,22 @@ func (cd *chartData) fill(d telemetry.ReportData) {
 		if !ok {
 			continue
 		}
+		if !drawable(c.CostUSD, 0, maxChartCost) {
+			cd.omitted++
+			continue
+		}
 		if cd.cost[c.Provider] == nil {
 			cd.cost[c.Provider] = make([]float64, len(cd.buckets))
 		}
-		cd.cost[c.Provider][int(math.Round(x+0.5))] += c.CostUSD
+		cd.cost[c.Provider][bucketOf(x)] += c.CostUSD
 	}
 	for _, s := range d.QualitySeries {
 		for _, p := range s.Points {
 			if p.TS.Before(d.Since) {
+				continue
+			}
+			if !drawable(p.Score, 0, 100) {
+				cd.omitted++
 				continue
 			}
 			if x, ok := cd.bucketX(p.TS); ok {
@@ -238,16 +312,27 @@ func (cd *chartData) newPanel(title, ylabel string) *plot.Plot {
 	p.X.Min, p.X.Max = -0.5, float64(len(cd.buckets))-0.5
 	p.X.Tick.Marker = bucketTicks{cd}
 	p.Add(plotter.NewGrid())
+	if note := cd.omittedNote(); note != "" {
+		p.X.Label.Text = note
+		p.X.Label.TextStyle.Font.Size = font.Length(tickSize)
+		p.X.Label.TextStyle.Color = color.RGBA{200, 0, 0, 255}
+	}
 	return p
 }
 
 // bucketTicks labels at most eight buckets: dates (MM-DD), or hours
-// (HH:00, with the date at midnight and on the first).
+// (HH:00, with the date at midnight and on the first); windows longer than
+// two months are labelled on the first of a month (YYYY-MM), every month
+// up to a year and a few. Minor ticks mark each bucket only where they do
+// not make a comb (at most 62 buckets).
 type bucketTicks struct{ cd *chartData }
 
 // Ticks returns the labelled positions.
 func (b bucketTicks) Ticks(float64, float64) []plot.Tick {
 	n := len(b.cd.buckets)
+	if !b.cd.hourly && n > 62 {
+		return monthTicks(b.cd.buckets)
+	}
 	step := max(1, (n+7)/8)
 	var out []plot.Tick
 	for i, t := range b.cd.buckets {
@@ -263,6 +348,27 @@ func (b bucketTicks) Ticks(float64, float64) []plot.Tick {
 			}
 		}
 		out = append(out, plot.Tick{Value: float64(i), Label: label})
+	}
+	return out
+}
+
+// monthTicks labels the first day of each month among days (every k-th
+// month, so at most 13 labels) and puts a minor tick on the others' firsts.
+func monthTicks(days []time.Time) []plot.Tick {
+	var firsts []int
+	for i, t := range days {
+		if t.Day() == 1 {
+			firsts = append(firsts, i)
+		}
+	}
+	k := max(1, (len(firsts)+12)/13)
+	var out []plot.Tick
+	for j, i := range firsts {
+		if j%k != 0 {
+			out = append(out, plot.Tick{Value: float64(i)})
+			continue
+		}
+		out = append(out, plot.Tick{Value: float64(i), Label: days[i].Format("2006-01")})
 	}
 	return out
 }

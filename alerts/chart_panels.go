@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -73,7 +74,7 @@ func (cd *chartData) costPanel() (*plot.Plot, plot.Legend) {
 	bars := stackedBars{width: 0.75}
 	var names []string
 	total := 0.0
-	for i, name := range cd.providers {
+	for _, name := range cd.providers {
 		vals := cd.cost[name]
 		sum := 0.0
 		for _, v := range vals {
@@ -84,7 +85,7 @@ func (cd *chartData) costPanel() (*plot.Plot, plot.Legend) {
 		}
 		total += sum
 		bars.layers = append(bars.layers, vals)
-		bars.colors = append(bars.colors, providerColor(i))
+		bars.colors = append(bars.colors, providerColor(name))
 		names = append(names, name+" "+usd2(sum))
 	}
 	if total <= 0 {
@@ -117,15 +118,13 @@ func (cd *chartData) qualityPanel() (*plot.Plot, plot.Legend, error) {
 	pass.Color, pass.Width, pass.Dashes = color.RGBA{200, 0, 0, 255}, vg.Points(2), []vg.Length{vg.Points(8), vg.Points(5)}
 	p.Add(pass)
 	any, rejected := false, false
-	for i, name := range append([]string{""}, cd.providers...) {
+	lines := map[string]plot.Thumbnailer{}
+	for _, name := range cd.drawOrder() {
 		pts := cd.points[name]
-		if len(pts) == 0 {
-			continue
-		}
 		any = true
-		col, label := color.Color(color.Black), "published"
+		col := color.Color(color.Black)
 		if name != "" {
-			col, label = providerColor(i-1), name
+			col = providerColor(name)
 		}
 		ok, err := cd.meanLine(p, pts, col, name == "")
 		if err != nil {
@@ -137,7 +136,16 @@ func (cd *chartData) qualityPanel() (*plot.Plot, plot.Legend, error) {
 		}
 		rejected = rejected || rej
 		if ok != nil {
-			legend.Add(label, ok)
+			lines[name] = ok
+		}
+	}
+	for _, name := range append([]string{""}, cd.providers...) { // the legend: published, then by name
+		if l, ok := lines[name]; ok {
+			label := name
+			if name == "" {
+				label = "published"
+			}
+			legend.Add(label, l)
 		}
 	}
 	if !any {
@@ -151,28 +159,64 @@ func (cd *chartData) qualityPanel() (*plot.Plot, plot.Legend, error) {
 	return p, legend, nil
 }
 
-// meanLine draws the mean of the accepted scores of each bucket that has
-// some; it returns the line for the legend (nil when none is accepted).
-func (cd *chartData) meanLine(p *plot.Plot, pts []scoreAt, col color.Color, published bool) (plot.Thumbnailer, error) {
-	sum := make([]float64, len(cd.buckets))
-	n := make([]int, len(cd.buckets))
-	var dots plotter.XYs
+// drawOrder is the order the quality lines are drawn in, bottom first:
+// the providers with the most scores first (a dense line under a sparse
+// one, so that a provider seldom used, such as a fallback, stays visible),
+// then the published jobs' line on top of all (thin and dashed, so the
+// line of the provider it follows shows through). Only series with scores.
+func (cd *chartData) drawOrder() []string {
+	var names []string
+	for _, name := range cd.providers {
+		if len(cd.points[name]) > 0 {
+			names = append(names, name)
+		}
+	}
+	sort.SliceStable(names, func(i, j int) bool { return len(cd.points[names[i]]) > len(cd.points[names[j]]) })
+	if len(cd.points[""]) > 0 {
+		names = append(names, "")
+	}
+	return names
+}
+
+// bucketMeans is the mean of the accepted scores (at or above the pass
+// mark) of each bucket, by the bucket each score's time falls in; n counts
+// them (0: no mean).
+func (cd *chartData) bucketMeans(pts []scoreAt) (mean []float64, n []int) {
+	mean = make([]float64, len(cd.buckets))
+	n = make([]int, len(cd.buckets))
 	for _, s := range pts {
 		if s.score < cd.threshold {
 			continue
 		}
-		b := int(math.Round(s.x + 0.5))
-		if b < 0 || b >= len(sum) {
+		b := bucketOf(s.x)
+		if b < 0 || b >= len(mean) {
 			continue
 		}
-		sum[b] += s.score
+		mean[b] += s.score
 		n[b]++
-		dots = append(dots, plotter.XY{X: s.x, Y: s.score})
+	}
+	for b := range mean {
+		if n[b] > 0 {
+			mean[b] /= float64(n[b])
+		}
+	}
+	return mean, n
+}
+
+// meanLine draws the mean of the accepted scores of each bucket that has
+// some; it returns the line for the legend (nil when none is accepted).
+func (cd *chartData) meanLine(p *plot.Plot, pts []scoreAt, col color.Color, published bool) (plot.Thumbnailer, error) {
+	mean, n := cd.bucketMeans(pts)
+	var dots plotter.XYs
+	for _, s := range pts {
+		if b := bucketOf(s.x); s.score >= cd.threshold && b >= 0 && b < len(mean) {
+			dots = append(dots, plotter.XY{X: s.x, Y: s.score})
+		}
 	}
 	var xy plotter.XYs
-	for b := range sum {
+	for b := range mean {
 		if n[b] > 0 {
-			xy = append(xy, plotter.XY{X: float64(b), Y: sum[b] / float64(n[b])})
+			xy = append(xy, plotter.XY{X: float64(b), Y: mean[b]})
 		}
 	}
 	if len(xy) == 0 {

@@ -57,7 +57,11 @@ type app struct {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	done := make(chan struct{})
+	go stopWatch(ctx, done, stopGrace, os.Stderr, os.Exit)
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	close(done)
+	os.Exit(code)
 }
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -95,6 +99,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", a.logFormat, "log format on stderr: text or json (json also wraps plain output lines when not on a terminal)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", a.logLevel, "lowest level logged: debug, info, warn or error")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		runningCommand.Store(topCommand(cmd))
 		return a.setupOutput(topCommand(cmd))
 	}
 	for _, c := range a.commands() {
