@@ -535,20 +535,17 @@ func (s *Store) migrate(ctx context.Context) error {
 	if s.pg() {
 		return s.migratePG(ctx)
 	}
-	err := s.write(ctx, "create schema_migrations", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    INTEGER PRIMARY KEY,
-	name       TEXT NOT NULL,
-	applied_at TEXT NOT NULL
-)`)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	var have int
-	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+	// schema_migrations is created with the first migration, in its
+	// transaction: a migration that fails on a database holding another
+	// application's tables leaves that database as it was.
+	var have, tables int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").Scan(&tables); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
+	}
+	if tables > 0 {
+		if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
 	}
 	if have > SchemaVersion {
 		return &versionError{path: s.path, have: have, known: SchemaVersion}
@@ -558,6 +555,9 @@ func (s *Store) migrate(ctx context.Context) error {
 			continue
 		}
 		err := s.write(ctx, fmt.Sprintf("migration %d (%s)", m.version, m.name), func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, createSchemaMigrations); err != nil {
+				return err
+			}
 			var n int
 			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
 				return err
@@ -579,6 +579,13 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// createSchemaMigrations creates the schema history when it is missing.
+const createSchemaMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL,
+	applied_at TEXT NOT NULL
+)`
+
 // pgMigrationLock is the key of the transaction-level advisory lock that
 // keeps two processes migrating one PostgreSQL database apart.
 const pgMigrationLock = 0x636f6e74 // "cont"
@@ -597,11 +604,9 @@ func (s *Store) migratePG(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", pgMigrationLock); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    INTEGER PRIMARY KEY,
-	name       TEXT NOT NULL,
-	applied_at TEXT NOT NULL
-)`); err != nil {
+		// Created in the transaction of the migration that needs it: one
+		// that fails (another application's tables) leaves nothing behind.
+		if _, err := tx.ExecContext(ctx, createSchemaMigrations); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		var have int
@@ -615,9 +620,6 @@ func (s *Store) migratePG(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		return tx.Commit()
-	}
-	if err := step("read schema version", func(*sql.Tx, int) error { return nil }); err != nil {
-		return err
 	}
 	for _, m := range pgMigrations {
 		err := step(fmt.Sprintf("migration %d (%s)", m.version, m.name), func(tx *sql.Tx, have int) error {

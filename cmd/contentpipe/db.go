@@ -73,13 +73,30 @@ func (a *app) dbCopy(cmd *cobra.Command, to string) error {
 		return exitWith(exitPartial, fmt.Errorf("db copy: source: %w", err))
 	}
 	defer src.Close()
-	out, err := telemetry.Open(dst)
+	// A SQLite destination is written as PATH.partial and renamed to PATH
+	// once verified and closed: a copy killed halfway leaves nothing at
+	// PATH that would block the retry (which replaces the .partial file).
+	final, open := dst, dst
+	if !config.IsPostgres(dst) {
+		open = dst + ".partial"
+		removeSQLite(open)
+	}
+	out, err := telemetry.Open(open)
 	if err != nil {
 		return exitWith(exitPartial, fmt.Errorf("db copy: destination: %w", err))
 	}
 	defer out.Close()
+	newCrashPoints().arm(out, nil)
 	fmt.Fprintf(a.stdout, "copying %s (%s) → %s (%s)\n", srcName, src.Backend(), dstName, out.Backend())
 	rep, err := telemetry.Copy(ctx, src, out)
+	if err == nil && open != final {
+		if err = out.Close(); err == nil {
+			err = renameNew(open, final)
+		}
+	}
+	if open != final {
+		removeSQLite(open)
+	}
 	if err != nil {
 		return exitWith(exitPartial, fmt.Errorf("db copy: %w", err))
 	}
@@ -100,6 +117,22 @@ func (a *app) dbCopy(cmd *cobra.Command, to string) error {
 	}
 	fmt.Fprintf(w, "next: set %s in %s; %s is left as it was\n", key, where, srcName)
 	return nil
+}
+
+// removeSQLite removes a SQLite file and its journal files, if any.
+func removeSQLite(path string) {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		_ = os.Remove(p)
+	}
+}
+
+// renameNew renames from to to unless to exists by now (another copy was
+// faster): the hard link fails on an existing name, then from goes.
+func renameNew(from, to string) error {
+	if err := os.Link(from, to); err != nil {
+		return fmt.Errorf("%s: %w (the copy is not kept)", to, err)
+	}
+	return os.Remove(from)
 }
 
 // copyDestination is what telemetry.Open takes for --to: a postgres:// URL

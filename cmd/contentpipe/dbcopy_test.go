@@ -156,3 +156,28 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestDBCopyKilledRetries: a `db copy --to sqlite:PATH` killed before its
+// commit leaves nothing at PATH that blocks the retry, which copies.
+func TestDBCopyKilledRetries(t *testing.T) {
+	w := newWorld(t, worldOptions{topics: 2})
+	if r := run(t, w.dir, w.env, "run"); r.code != 0 {
+		t.Fatalf("run exit %d\n%s", r.code, r.stderr)
+	}
+	dst := filepath.Join(t.TempDir(), "back.db")
+	killed := run(t, w.dir, append([]string{"CONTENTPIPE_CRASH_AT=before commit: copy into@1"}, w.env...), "db", "copy", "--to", "sqlite:"+dst)
+	if killed.code != -1 {
+		t.Fatalf("the copy was not killed: exit %d\n%s%s", killed.code, killed.stdout, killed.stderr)
+	}
+	r := run(t, w.dir, w.env, "db", "copy", "--to", "sqlite:"+dst)
+	if r.code != 0 || !strings.Contains(r.stdout, "verified:") {
+		t.Fatalf("retry: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	left, _ := filepath.Glob(dst + ".*")
+	if len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if n := count(t, openDB(t, dst), "SELECT COUNT(*) FROM jobs"); n != 2 {
+		t.Errorf("the copy holds %d jobs, want 2", n)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"image/png"
 	"os"
@@ -104,5 +103,3 @@ func TestSIGTERMEndsCommands(t *testing.T) {
 		}
 	}
 }
-
-var _ = context.Background
