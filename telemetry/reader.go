@@ -61,19 +61,33 @@ var pgRiskyRoles = []string{
 // identifiers that would hide those names.
 var pgEscapeRE = regexp.MustCompile(`(?i)\b(set_config|session_authorization|query_to_xml\w*|query_to_xmlschema|ts_stat|ts_rewrite|dblink\w*)\b|\bu&["']`)
 
-// pgReadStart is how a query that only reads begins (after comments and
-// parentheses): SELECT, WITH, VALUES, TABLE, EXPLAIN or SHOW. Anything else
-// (COPY, DO, SET, RESET, CALL, …) is not a read.
-var pgReadStart = regexp.MustCompile(`(?is)^(\s|--[^\n]*\n?|/\*.*?\*/|\()*(select|with|values|table|explain|show)\b`)
+// pgFirstWord is the first word of a statement, after comments and
+// parentheses.
+var pgFirstWord = regexp.MustCompile(`(?is)^(?:\s|--[^\n]*\n?|/\*.*?\*/|\()*([a-z]+)`)
+
+// pgCommands are the server's commands other than the reads (SELECT,
+// WITH, VALUES, TABLE, EXPLAIN, SHOW): COPY, DO, SET, RESET, CALL, every
+// write…, all refused. A first word that is none of the server's goes to
+// it, which answers a syntax error.
+var pgCommands = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`abort alter analyze begin call checkpoint close cluster comment commit copy create
+		deallocate declare delete discard do drop end execute fetch grant import insert listen load lock merge move notify
+		prepare reassign refresh reindex release reset revoke rollback savepoint security set start truncate unlisten update vacuum`) {
+		pgCommands[w] = true
+	}
+}
 
 // enterReader makes tx (a READ ONLY transaction of a read-only store) run
 // as PGReaderRole and checks that the role it runs as can do nothing but
 // read: no superuser, no predefined role of pgRiskyRoles, no write right on
 // any table. q is refused when it would leave the role (pgEscapeRE) or is
-// not a read. Every refusal says what to change.
+// one of the server's commands that is not a read (pgCommands). Every
+// refusal says what to change.
 func enterReader(ctx context.Context, tx *sql.Tx, q string) error {
-	if !pgReadStart.MatchString(q) {
-		return fmt.Errorf("contentpipe sql runs only queries that read (SELECT, WITH, VALUES, TABLE, EXPLAIN, SHOW): the database is opened read-only and this statement is refused; use psql as the database's owner for anything else")
+	if m := pgFirstWord.FindStringSubmatch(q); m != nil && pgCommands[strings.ToLower(m[1])] {
+		return fmt.Errorf("contentpipe sql runs only queries that read (SELECT, WITH, VALUES, TABLE, EXPLAIN, SHOW): the database is opened read-only and %s is refused; use psql as the database's owner for anything else", strings.ToUpper(m[1]))
 	}
 	if m := pgEscapeRE.FindString(q); m != "" {
 		return fmt.Errorf("contentpipe sql refuses %q on PostgreSQL: it could leave the read-only role %s the query runs under; query the tables directly, or use psql as the database's owner", m, PGReaderRole)
