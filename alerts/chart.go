@@ -322,8 +322,8 @@ func (cd *chartData) newPanel(title, ylabel string) *plot.Plot {
 
 // bucketTicks labels at most eight buckets: dates (MM-DD), or hours
 // (HH:00, with the date at midnight and on the first); windows longer than
-// two months are labelled on the first of a month (YYYY-MM), every month
-// up to a year and a few. Minor ticks mark each bucket only where they do
+// two months are labelled on the first of a month (Feb, Mar, …; the year
+// on January and on the first label), every month up to a year. Minor ticks mark each bucket only where they do
 // not make a comb (at most 62 buckets).
 type bucketTicks struct{ cd *chartData }
 
@@ -353,7 +353,7 @@ func (b bucketTicks) Ticks(float64, float64) []plot.Tick {
 }
 
 // monthTicks labels the first day of each month among days (every k-th
-// month, so at most 13 labels) and puts a minor tick on the others' firsts.
+// month, so at most 12 labels) and puts a minor tick on the others' firsts.
 func monthTicks(days []time.Time) []plot.Tick {
 	var firsts []int
 	for i, t := range days {
@@ -361,14 +361,22 @@ func monthTicks(days []time.Time) []plot.Tick {
 			firsts = append(firsts, i)
 		}
 	}
-	k := max(1, (len(firsts)+12)/13)
+	k := max(1, (len(firsts)+11)/12)
 	var out []plot.Tick
 	for j, i := range firsts {
 		if j%k != 0 {
 			out = append(out, plot.Tick{Value: float64(i)})
 			continue
 		}
-		out = append(out, plot.Tick{Value: float64(i), Label: days[i].Format("2006-01")})
+		// Short names; the year on January and on the first label.
+		label := days[i].Format("Jan")
+		switch {
+		case days[i].Month() == time.January:
+			label = days[i].Format("2006")
+		case j == 0:
+			label = days[i].Format("Jan 06")
+		}
+		out = append(out, plot.Tick{Value: float64(i), Label: label})
 	}
 	return out
 }

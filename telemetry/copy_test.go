@@ -271,6 +271,8 @@ func TestPostgresURLRedacted(t *testing.T) {
 	// exist: each error names the URL without its password.
 	for _, u := range []string{
 		"postgres://nobody:Sup3rSecretPw@127.0.0.1:1/cp?sslmode=disable&connect_timeout=2",
+		"postgres://nobody@127.0.0.1:1/cp?sslmode=disable&connect_timeout=2&sslpassword=Sup3rSecretPw",
+		"host=127.0.0.1 port=1 user=nobody password=Sup3rSecretPw dbname=cp sslmode=disable connect_timeout=2",
 		withPassword(t, server, "/no_such_db_here"),
 	} {
 		for name, open := range map[string]func(string) (*Store, error){"Open": Open, "OpenReadOnly": OpenReadOnly} {
