@@ -43,7 +43,9 @@ func (a *app) notifier(cfg *config.Config) (alerts.Deliverer, string) {
 // command that opened the store (run, health, report, review, serve's
 // jobs). It never fails the command: Telegram being down or flooding
 // leaves the alerts pending for a later command, with a warning. It runs
-// even when ctx was cancelled (SIGTERM), within flushTimeout. The result
+// even when ctx was cancelled (SIGTERM), within flushTimeout (and, but
+// in run and serve, within stopGrace of the signal: see stopWatch; an
+// alert cut short stays pending, its lease freed with the process). The result
 // counts what this flush did (alerts leased by another process at the same
 // moment are that process's concern).
 func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *telemetry.Store) alerts.FlushResult {
