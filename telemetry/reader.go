@@ -36,10 +36,15 @@ BEGIN
 		EXECUTE format('GRANT USAGE ON SCHEMA %I TO contentpipe_reader', current_schema());
 		EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO contentpipe_reader', current_schema());
 		EXECUTE format('ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT SELECT ON TABLES TO contentpipe_reader', current_schema());
-		GRANT contentpipe_reader TO CURRENT_USER;
 	EXCEPTION
 		WHEN insufficient_privilege OR invalid_grant_operation THEN
 			RAISE NOTICE 'contentpipe: cannot grant to contentpipe_reader; contentpipe sql says what to run';
+	END;
+	BEGIN
+		GRANT contentpipe_reader TO CURRENT_USER;
+	EXCEPTION
+		WHEN insufficient_privilege OR invalid_grant_operation THEN
+			RAISE NOTICE 'contentpipe: cannot join contentpipe_reader; contentpipe sql says what to run';
 	END;
 END
 $$;

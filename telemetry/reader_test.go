@@ -148,3 +148,56 @@ func TestPGQueryLoginNotMember(t *testing.T) {
 	// Revoke before the role is dropped (the database still holds nothing of it).
 	_, _ = admin.Exec(ctx, "REVOKE "+PGReaderRole+" FROM "+login)
 }
+
+// TestPGUnprivilegedOwnerMigrates: a database owner that may not create
+// roles nor grant them migrates all the same (migration 11 skips what it
+// may not do), and `sql` then names the statements that fix it.
+func TestPGUnprivilegedOwnerMigrates(t *testing.T) {
+	server := postgresServer(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Skipf("server unreachable: %v", err)
+	}
+	defer admin.Close(ctx)
+	suffix := strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+	owner, db := "cp_owner_"+suffix, "cp_owned_"+suffix
+	for _, q := range []string{"CREATE ROLE " + owner + " LOGIN", "CREATE DATABASE " + db + " OWNER " + owner} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, server)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+		_, _ = c.Exec(ctx, "DROP ROLE IF EXISTS "+owner)
+	})
+	p, _ := neturl.Parse(server)
+	p.User, p.Path = neturl.User(owner), "/"+db
+	s, err := Open(p.String())
+	if err != nil {
+		t.Fatalf("an unprivileged owner cannot migrate: %v", err)
+	}
+	s.Close()
+	ro, err := OpenReadOnly(p.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	_, _, err = ro.Query(ctx, "SELECT count(*) FROM jobs")
+	if err == nil || !strings.Contains(err.Error(), "GRANT "+PGReaderRole+" TO "+owner) {
+		t.Fatalf("err %v, want the GRANT that fixes it", err)
+	}
+	// The owner could grant SELECT on its tables: membership is all that
+	// is missing.
+	if _, err := admin.Exec(ctx, "GRANT "+PGReaderRole+" TO "+owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, rows, err := ro.Query(ctx, "SELECT count(*) AS n FROM jobs"); err != nil || len(rows) != 1 {
+		t.Fatalf("after GRANT: %v %v", rows, err)
+	}
+}
