@@ -160,6 +160,7 @@ func writeFile(t *testing.T, path, content string) {
 // TestDBCopyKilledRetries: a `db copy --to sqlite:PATH` killed before its
 // commit leaves nothing at PATH that blocks the retry, which copies.
 func TestDBCopyKilledRetries(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{topics: 2})
 	if r := run(t, w.dir, w.env, "run"); r.code != 0 {
 		t.Fatalf("run exit %d\n%s", r.code, r.stderr)

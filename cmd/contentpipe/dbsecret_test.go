@@ -13,6 +13,7 @@ import (
 // form (which names PostgreSQL, never a file), is printed by none of the
 // commands that name the database, and no file is named after it.
 func TestDatabaseSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
 	for _, form := range []string{"url-params", "keywords"} {
 		t.Run(form, func(t *testing.T) {
 			pg := testPostgres(t)

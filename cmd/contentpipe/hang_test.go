@@ -67,6 +67,7 @@ func waitFor(cmd *exec.Cmd, d time.Duration) (bool, error) {
 // infinite cost and an absurd score finishes, draws the chart without
 // them, and says so.
 func TestReportChartInfiniteCost(t *testing.T) {
+	t.Parallel()
 	w := infiniteCostWorld(t)
 	out := filepath.Join(w.dir, "chart.png")
 	cmd, text := start(t, w, "report", "--chart", out)

@@ -16,6 +16,7 @@ import (
 // PROGRAM, which could rewrite jobs behind the run's back) nor ends a live
 // session (pg_terminate_backend); each is refused, exit 1.
 func TestSQLRunsNoProgramNorEndsSessions(t *testing.T) {
+	t.Parallel()
 	pg := testPostgres(t)
 	w := newWorld(t, worldOptions{topics: 1, dbURL: pg})
 	if r := run(t, w.dir, w.env, "run"); r.code != 0 {
