@@ -74,3 +74,38 @@ func TestBudgetNeedsKnownPrices(t *testing.T) {
 		t.Errorf("cfg: %+v %+v", cfg.Budget, cfg.Chain)
 	}
 }
+
+// A topic every backend cannot store is refused with its line: a NUL byte
+// in any text, an id longer than MaxTopicIDBytes; a priority is a whole
+// number, as a count is.
+func TestTopicsStorableAndWholePriority(t *testing.T) {
+	long := strings.Repeat("a", MaxTopicIDBytes+1)
+	dir := writeTree(t, map[string]string{
+		"topics.yaml": "- id: ok\n  title: fine\n" +
+			"- id: " + long + "\n  title: long id\n" +
+			"- id: nul\n  title: \"bad\\0title\"\n" +
+			"- id: nulcat\n  title: T\n  category: \"c\\0\"\n  keywords: [\"k\\0\"]\n" +
+			"- id: frac\n  title: T\n  priority: 1.5\n" +
+			"- id: str\n  title: T\n  priority: \"3\"\n",
+		"edge.yaml": "- id: " + strings.Repeat("b", MaxTopicIDBytes) + "\n  title: T\n  priority: 2.0\n",
+	})
+	_, err := LoadTopics(filepath.Join(dir, "topics.yaml"))
+	if err == nil {
+		t.Fatal("unstorable topics accepted")
+	}
+	for _, want := range []string{
+		"topics.yaml:3:", "is 201 bytes long, over 200",
+		"topics.yaml:6:", "title contains a NUL byte",
+		"topics.yaml:9:", "category contains a NUL byte",
+		"topics.yaml:10:", "keywords contains a NUL byte",
+		"topics.yaml:13:", "topics.yaml:16:", "an integer",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	topics, err := LoadTopics(filepath.Join(dir, "edge.yaml"))
+	if err != nil || topics[0].Priority != 2 {
+		t.Fatalf("a 200-byte id and priority 2.0: %v %+v", err, topics)
+	}
+}

@@ -165,7 +165,7 @@ type rawTopic struct {
 	Keywords    []string     `yaml:"keywords"`
 	Language    *string      `yaml:"language"`
 	TargetWords *wholeNumber `yaml:"target_words"`
-	Priority    *int         `yaml:"priority"`
+	Priority    *wholeNumber `yaml:"priority"`
 	NotBefore   *string      `yaml:"not_before"`
 	Repeat      *string      `yaml:"repeat"`
 }

@@ -11,6 +11,11 @@ import (
 	"github.com/goccy/go-yaml/ast"
 )
 
+// MaxTopicIDBytes is the longest topic id: a job id (the topic id, plus
+// "/<period>" for a series) keys the jobs table, and PostgreSQL refuses an
+// index row over about 2,700 bytes. 200 leaves room for every backend.
+const MaxTopicIDBytes = 200
+
 // Topic is one entry of the topics file: a work unit that is published once.
 type Topic struct {
 	ID          string   // unique, slug-safe: letters, digits, '-', '_', '.'
@@ -96,6 +101,8 @@ func (p *loader) topic(r rawTopic, path string, seen map[string]int) Topic {
 		t.ID = strings.TrimSpace(*r.ID)
 		line := p.t.line(path + ".id")
 		p.check(linkNameRE.MatchString(t.ID), path+".id", "use letters, digits, '-', '_' or '.', starting with a letter or digit", "%s: bad topic id %q", path, t.ID)
+		p.check(len(t.ID) <= MaxTopicIDBytes, path+".id", fmt.Sprintf("shorten the id to at most %d bytes (it keys the job in the database)", MaxTopicIDBytes),
+			"%s: topic id %.40q… is %d bytes long, over %d", path, t.ID, len(t.ID), MaxTopicIDBytes)
 		if first, dup := seen[t.ID]; dup {
 			p.check(false, path+".id", "give each topic a unique id", "%s: duplicate topic id %q (first defined at line %d)", path, t.ID, first)
 		} else {
@@ -110,6 +117,9 @@ func (p *loader) topic(r rawTopic, path string, seen map[string]int) Topic {
 	}
 	set(&t.Category, r.Category)
 	t.Keywords = r.Keywords
+	p.noNUL(path, where, "title", t.Title)
+	p.noNUL(path, where, "category", t.Category)
+	p.noNUL(path, where, "keywords", strings.Join(t.Keywords, ","))
 	set(&t.Language, r.Language)
 	if t.Language != "" {
 		p.language(path+".language", where, t.Language, "use a lower-case language code such as en, tr, de, pt-BR, or remove it to use job.language")
@@ -118,7 +128,7 @@ func (p *loader) topic(r rawTopic, path string, seen map[string]int) Topic {
 		t.TargetWords = int(*r.TargetWords)
 		p.positive(path+".target_words", t.TargetWords)
 	}
-	set(&t.Priority, r.Priority)
+	setInt(&t.Priority, r.Priority)
 	if r.NotBefore != nil {
 		t.NotBefore = strings.TrimSpace(*r.NotBefore)
 		_, err := time.Parse(time.DateOnly, t.NotBefore)
@@ -131,6 +141,13 @@ func (p *loader) topic(r rawTopic, path string, seen map[string]int) Topic {
 		p.check(false, path+".repeat", "use repeat: daily, weekly or monthly, or remove it for a topic published once", "%s: unknown repeat %q", where, t.Repeat)
 	}
 	return t
+}
+
+// noNUL refuses a NUL byte in a topic's text: PostgreSQL cannot store one
+// in a text column, so the job could never be claimed there.
+func (p *loader) noNUL(path, where, key, v string) {
+	p.check(!strings.ContainsRune(v, 0), path+"."+key, "remove the NUL byte (\\0 or \\x00 in the YAML string); no database text may hold one",
+		"%s: %s contains a NUL byte", where, key)
 }
 
 // list is e as an Errors.
