@@ -29,6 +29,10 @@ const (
 	// RuleMisconfigured: a link only a person can fix (raised by the chain:
 	// chain.RuleMisconfigured); one per link and incident.
 	RuleMisconfigured Rule = chain.RuleMisconfigured
+	// RuleJobUnstorable: the database refused one topic's job; the run went
+	// on without it (raised by the chain: chain.RuleJobUnstorable).
+	RuleJobUnstorable Rule = chain.RuleJobUnstorable
+	RuleClockBehind   Rule = "clock_behind" // the clock is behind the database's newest record: the run did not start
 	// RuleAllFailed is the per-job alert the runner raised before incidents
 	// existed. It is kept so that rows already in an outbox keep their
 	// quiet period; nothing new raises it.
@@ -43,7 +47,7 @@ func (r Rule) Quiet() time.Duration {
 	switch r {
 	case RuleAuthError, RuleHealth:
 		return time.Hour // at once, then at most hourly per provider
-	case RuleChainDown, RuleProviderDown, RuleBudget, RuleDelayClamped, RuleReviewQueue, RuleAllFailed, RuleBacklogLow, RuleTooLarge, RuleMisconfigured:
+	case RuleChainDown, RuleProviderDown, RuleBudget, RuleDelayClamped, RuleReviewQueue, RuleAllFailed, RuleBacklogLow, RuleTooLarge, RuleMisconfigured, RuleJobUnstorable, RuleClockBehind:
 		return 24 * time.Hour // the key carries the day or the incident: once a day at most
 	case RuleTrend:
 		return 7 * 24 * time.Hour // weekly

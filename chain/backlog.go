@@ -89,8 +89,9 @@ func (e BacklogEntry) Due() bool {
 	return false
 }
 
-// Plan orders the backlog at now, given the stored jobs by id. Due entries
-// come first: those not yet tried on now's UTC day by priority (higher
+// Plan orders the backlog at now, given the stored jobs by id. Jobs left
+// publishing come first (a run reconciles them even when the day is full),
+// then the due entries: those not yet tried on now's UTC day by priority (higher
 // first), then not_before, then file order; then those already tried
 // today in the same order. Scheduled (not_before in the future) and
 // finished entries follow. Every job gets its id (BacklogJobID) and slot
@@ -135,18 +136,21 @@ func stateOf(e BacklogEntry, now time.Time) TopicState {
 	return TopicDue
 }
 
-// rank groups the entries: due not tried today, due tried today,
+// rank groups the entries: left publishing (a reconciliation, already
+// counted toward the day's ceiling), due not tried today, due tried today,
 // scheduled, finished.
 func rank(e BacklogEntry) int {
 	switch {
-	case e.Due() && !e.TriedToday:
+	case e.State == TopicPublishing:
 		return 0
-	case e.Due():
+	case e.Due() && !e.TriedToday:
 		return 1
-	case e.State == TopicScheduled:
+	case e.Due():
 		return 2
+	case e.State == TopicScheduled:
+		return 3
 	}
-	return 3
+	return 4
 }
 
 func planLess(a, b BacklogEntry) bool {

@@ -112,19 +112,31 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 	pick := func() (Job, JobRecord, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		for next < len(candidates) && taken < limit {
+		for next < len(candidates) {
 			if ctx.Err() != nil || r.Chain.Halted() != nil || storeKO {
 				return Job{}, JobRecord{}, false
 			}
 			j := candidates[next]
+			// Past the run's limit or the day's ceiling only a job left
+			// publishing is taken: reconciling it is no new publication (it
+			// is counted already). Those come first (Plan), so the first
+			// other job ends the run.
+			if (taken >= limit || sum.DayFull) && !r.leftPublishing(ctx, j.ID) {
+				return Job{}, JobRecord{}, false
+			}
 			next++
 			now := r.Chain.Clock.Now()
 			claimed, cur, err := r.claim(ctx, JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot, Title: j.Title, Category: j.Category, Language: j.Language}, lease, now)
 			if err != nil {
-				// The store already retried through its busy timeouts: the
-				// next claim would fail the same way. The rest stay due.
 				sum.Errors++
 				sum.Reports = append(sum.Reports, JobReport{Job: j, Status: JobError, Err: fmt.Errorf("claim job %s: %w", j.ID, err)})
+				if errors.Is(err, ErrJobUnstorable) {
+					// This job alone: the others go on.
+					r.unstorable(ctx, j, err, now)
+					continue
+				}
+				// The store already retried through its busy timeouts: the
+				// next claim would fail the same way. The rest stay due.
 				storeKO = true
 				return Job{}, JobRecord{}, false
 			}
@@ -132,7 +144,6 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 				switch cur.Status {
 				case JobDayFull:
 					sum.DayFull = true
-					return Job{}, JobRecord{}, false
 				case JobPublished, JobReview, JobRejected:
 					// finished for this slot: not due
 				default:
@@ -141,7 +152,9 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 				}
 				continue
 			}
-			taken++
+			if cur.Status != JobPublishing {
+				taken++
+			}
 			return j, cur, true
 		}
 		return Job{}, JobRecord{}, false
@@ -185,6 +198,26 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 		sum.Unstarted = r.stillDue(context.WithoutCancel(ctx), candidates[next:], limit-taken)
 	}
 	return sum
+}
+
+// leftPublishing reports whether job id is stored in publishing (false
+// when it cannot be read).
+func (r *Runner) leftPublishing(ctx context.Context, id string) bool {
+	rec, ok, err := r.Jobs.Job(ctx, id)
+	return err == nil && ok && rec.Status == JobPublishing
+}
+
+// unstorable raises the job_unstorable alert for a job the store cannot
+// hold (its id or text refused by the database): once a UTC day per job,
+// naming it quoted and shortened so that the alert itself can be stored.
+func (r *Runner) unstorable(ctx context.Context, j Job, err error, now time.Time) {
+	id := j.ID
+	if len(id) > 60 {
+		id = id[:60] + "…"
+	}
+	id = strings.ToValidUTF8(strings.ReplaceAll(id, "\x00", `\0`), "?")
+	r.notify(context.WithoutCancel(ctx), Alert{Key: "job_unstorable:" + id + ":" + now.UTC().Format(time.DateOnly), Rule: RuleJobUnstorable, Severity: "warning",
+		Text: fmt.Sprintf("Topic %q cannot be stored (%s): it is skipped, the others go on. Fix the topic (contentpipe config check names it).", id, strings.ToValidUTF8(strings.ReplaceAll(err.Error(), "\x00", `\0`), "?"))})
 }
 
 // stillDue counts, up to max, the jobs of rest that are not finished.
@@ -375,7 +408,14 @@ func (r *Runner) reconcile(ctx context.Context, j Job, cur JobRecord) JobReport 
 		rep.Status, rep.Err = JobError, fmt.Errorf("reconcile %s: %w", j.ID, err)
 		return rep
 	}
+	// The mark's time is the publication time, unless the delivery happens
+	// on a later UTC day: the job is then published (and counted toward
+	// posts_per_day) on the day it reaches the target. The bytes sent stay
+	// those of the mark.
 	cur.PublishedAt = cur.UpdatedAt
+	if now := r.Chain.Clock.Now(); !utcDay(now).Equal(utcDay(cur.UpdatedAt)) {
+		cur.PublishedAt = now.UTC().Truncate(time.Millisecond)
+	}
 	loc, err := r.deliver(ctx, cur, d)
 	if err != nil {
 		rep.Status, rep.Err = JobError, err

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -55,6 +56,16 @@ const (
 	// ceiling of publications is taken (published plus claims in flight).
 	JobDayFull JobStatus = "day_full"
 )
+
+// ErrJobUnstorable marks a JobStore error about one job only: the database
+// refuses its id or text (a NUL byte, an id past an index's limit). A run
+// reports that job, raises job_unstorable and goes on with the others; any
+// other claim error stops the run (the store is taken as down).
+var ErrJobUnstorable = errors.New("the database cannot store this job")
+
+// RuleJobUnstorable is the alert a run raises for such a job, once a UTC
+// day per job.
+const RuleJobUnstorable = "job_unstorable"
 
 // What a run reports for a job it did not work on (JobReport.Status only).
 const (
@@ -321,9 +332,11 @@ type Candidate struct {
 
 // DayClaimer is a JobStore that can claim under a ceiling of publications
 // per UTC day, atomically with the claim: ClaimJobWithin is ClaimJob that
-// refuses (claimed=false, cur.Status JobDayFull) when the jobs published
-// since dayStart plus the live claims (younger than lease) of other jobs
-// reach ceiling. telemetry.Store implements it.
+// refuses a fresh claim (claimed=false, cur.Status JobDayFull) when the
+// other jobs published within the day that starts at dayStart, plus every
+// job in publishing (whatever its claim's age: it is still delivered), plus
+// the running jobs claimed within lease reach ceiling. A job in publishing
+// is claimed whatever the count. telemetry.Store implements it.
 type DayClaimer interface {
 	ClaimJobWithin(ctx context.Context, j JobRecord, owner Owner, alive func(Owner) bool, lease time.Duration, now, dayStart time.Time, ceiling int) (claimed bool, cur JobRecord, err error)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/contentpipe/contentpipe/chain"
@@ -107,15 +108,19 @@ func (s *Store) ClaimJob(ctx context.Context, j chain.JobRecord, owner chain.Own
 // ClaimJobWithin is ClaimJob under a ceiling of publications per day: in
 // the same transaction, a job that would be claimed afresh (not one in
 // publishing, which is reconciled) is refused with cur.Status
-// chain.JobDayFull when the other jobs published since dayStart plus the
-// other jobs claimed (running or publishing) within lease reach ceiling.
-// Concurrent runs therefore never together pass the ceiling.
+// chain.JobDayFull when the other jobs that are or may still be delivered
+// on the day that starts at dayStart reach ceiling: those published within
+// the day (dayStart to dayStart + 24h, so a record dated in the future
+// never counts toward today), every job in publishing whatever its claim's
+// age (a reconciliation delivers it on the day it runs), and the running
+// jobs claimed within lease. Concurrent runs therefore never together pass
+// the ceiling.
 func (s *Store) ClaimJobWithin(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now, dayStart time.Time, ceiling int) (bool, chain.JobRecord, error) {
 	full := func(tx *sql.Tx) (bool, error) {
 		var n int
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id <> ? AND ((status = ? AND published_at >= ?)
-	OR (status IN (?, ?) AND claimed_at >= ?))`, j.ID, chain.JobPublished, FormatTime(dayStart),
-			chain.JobRunning, chain.JobPublishing, FormatTime(now.Add(-lease))).Scan(&n)
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id <> ? AND ((status = ? AND published_at >= ? AND published_at < ?)
+	OR status = ? OR (status = ? AND claimed_at >= ?))`, j.ID, chain.JobPublished, FormatTime(dayStart), FormatTime(dayStart.Add(24*time.Hour)),
+			chain.JobPublishing, chain.JobRunning, FormatTime(now.Add(-lease))).Scan(&n)
 		return n >= ceiling, err
 	}
 	return s.claimJob(ctx, j, owner, alive, lease, now, full)
@@ -197,9 +202,21 @@ WHERE id = ?`, status, owner.Host, owner.PID, owner.Token, ts, updated, j.Title,
 		return nil
 	})
 	if err != nil {
+		if unstorable(err) {
+			err = fmt.Errorf("%w: %w", chain.ErrJobUnstorable, err)
+		}
 		return false, chain.JobRecord{}, err
 	}
 	return claimed, cur, nil
+}
+
+// unstorable reports whether err is the database refusing a value of the
+// row itself rather than being unusable: on PostgreSQL a data exception
+// (class 22, e.g. a NUL byte in text) or a program limit (class 54, e.g. an
+// index row too large for a long id).
+func unstorable(err error) bool {
+	c := pgCode(err)
+	return strings.HasPrefix(c, "22") || strings.HasPrefix(c, "54")
 }
 
 // HeartbeatJob renews owner's claim on job id (claimed_at = now). It fails

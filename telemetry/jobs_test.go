@@ -2,7 +2,9 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -230,4 +232,42 @@ func testPurgeOutputs(t *testing.T) {
 	if n, _ := s.PurgeOutputs(ctx, now.Add(-30*24*time.Hour)); n != 0 {
 		t.Fatalf("second purge deleted %d", n)
 	}
+}
+
+// TestClaimUnstorableJob: a job PostgreSQL cannot store (a NUL byte in its
+// title, an id of 3,001 bytes) fails its claim with chain.ErrJobUnstorable,
+// which a run takes as that job's problem, not the store's; the store goes
+// on claiming other jobs. SQLite stores both.
+func TestClaimUnstorableJob(t *testing.T) { forEachBackend(t, testClaimUnstorableJob) }
+
+func testClaimUnstorableJob(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := t.Context()
+	owner := chain.Owner{Host: "h", PID: 1}
+	for _, j := range []chain.JobRecord{
+		{ID: "nul", Topic: "nul", Slot: "2026-12-01", Title: "bad\x00title"},
+		{ID: longID(3001), Topic: "long", Slot: "2026-12-01", Title: "T"},
+	} {
+		_, _, err := s.ClaimJobWithin(ctx, j, owner, nil, time.Minute, t0, t0, 3)
+		switch {
+		case backendOf(t) == BackendPostgres && !errors.Is(err, chain.ErrJobUnstorable):
+			t.Errorf("claim %.20q: %v, want chain.ErrJobUnstorable", j.ID, err)
+		case backendOf(t) == BackendSQLite && err != nil:
+			t.Errorf("claim %.20q on SQLite: %v", j.ID, err)
+		}
+	}
+	if ok, _, err := s.ClaimJob(ctx, chain.JobRecord{ID: "fine", Topic: "fine", Slot: "2026-12-01", Title: "T"}, owner, nil, time.Minute, t0); err != nil || !ok {
+		t.Fatalf("a good job after the bad ones: %v %v", ok, err)
+	}
+}
+
+// longID is an id of n letters that does not compress (PostgreSQL
+// compresses a repetitive index key below its row limit).
+func longID(n int) string {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + r.IntN(26))
+	}
+	return string(b)
 }
