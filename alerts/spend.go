@@ -12,7 +12,7 @@ import (
 // implements it.
 type SpendStore interface {
 	LinkSpend(ctx context.Context, provider string, dayStart time.Time) (tokens int, usd float64, err error)
-	ChainSpend(ctx context.Context, from time.Time) (float64, error)
+	ChainSpend(ctx context.Context, from, to time.Time) (float64, error)
 	SkipsSince(ctx context.Context, reason chain.SkipReason, provider string, from time.Time) (int, error)
 }
 
@@ -24,6 +24,15 @@ type SpendCheck struct {
 	Provider string
 	From     time.Time
 	Max      float64
+}
+
+// end is the end of c's period: a UTC day, or a month for the chain's
+// monthly budget. Use dated after it (a clock set back) does not count.
+func (c SpendCheck) end() time.Time {
+	if c.Limit == chain.LimitChainMonth {
+		return c.From.AddDate(0, 1, 0)
+	}
+	return c.From.AddDate(0, 0, 1)
 }
 
 // SpendUse is a SpendCheck with its use and whether calls were skipped
@@ -86,7 +95,7 @@ func spendUses(ctx context.Context, st SpendStore, checks []SpendCheck) ([]Spend
 		u := SpendUse{SpendCheck: c}
 		var err error
 		if c.Provider == "" {
-			u.Used, err = st.ChainSpend(ctx, c.From)
+			u.Used, err = st.ChainSpend(ctx, c.From, c.end())
 		} else {
 			var tok int
 			tok, u.Used, err = st.LinkSpend(ctx, c.Provider, c.From)

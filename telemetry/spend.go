@@ -61,9 +61,15 @@ FROM cap_reservations WHERE provider = ? AND day_start = ?`, r.Provider, day).Sc
 			if r.ChainMonthlyUSD <= 0 {
 				from = r.ChainDayStart
 			}
-			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN ts >= ? THEN u END), 0), COALESCE(SUM(u), 0)
-FROM (SELECT ts, CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END AS u FROM cap_reservations WHERE ts >= ?) AS r`,
-				FormatTime(r.ChainDayStart), FormatTime(from)).Scan(&chainDay, &chainMonth); err != nil {
+			// Both periods are bounded on both sides: a reservation dated in
+			// the future (a clock set back) never counts toward today.
+			to := r.ChainMonthStart.AddDate(0, 1, 0)
+			if r.ChainMonthlyUSD <= 0 {
+				to = r.ChainDayStart.AddDate(0, 0, 1)
+			}
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN ts >= ? AND ts < ? THEN u END), 0), COALESCE(SUM(u), 0)
+FROM (SELECT ts, CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END AS u FROM cap_reservations WHERE ts >= ? AND ts < ?) AS r`,
+				FormatTime(r.ChainDayStart), FormatTime(r.ChainDayStart.AddDate(0, 0, 1)), FormatTime(from), FormatTime(to)).Scan(&chainDay, &chainMonth); err != nil {
 				return err
 			}
 		}
@@ -149,11 +155,11 @@ func (s *Store) LinkSpend(ctx context.Context, provider string, dayStart time.Ti
 	return tokens, usd, nil
 }
 
-// ChainSpend is the USD of every call reserved at or after from, as
-// ReserveSpend counts it for the chain's budget.
-func (s *Store) ChainSpend(ctx context.Context, from time.Time) (float64, error) {
+// ChainSpend is the USD of every call reserved at or after from and before
+// to, as ReserveSpend counts it for the chain's budget.
+func (s *Store) ChainSpend(ctx context.Context, from, to time.Time) (float64, error) {
 	var usd float64
-	if err := s.db.QueryRowContext(ctx, `SELECT `+useUSD+` FROM cap_reservations WHERE ts >= ?`, FormatTime(from)).Scan(&usd); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT `+useUSD+` FROM cap_reservations WHERE ts >= ? AND ts < ?`, FormatTime(from), FormatTime(to)).Scan(&usd); err != nil {
 		return 0, fmt.Errorf("chain spend: %w", err)
 	}
 	return usd, nil

@@ -155,3 +155,44 @@ func testClaimJobWithinCeiling(t *testing.T) {
 		t.Fatal("three not claimed after two's claim went stale")
 	}
 }
+
+// TestCountsIgnoreTheFuture: a clock set forward to 2027-01-02 and back to
+// 2026-12-05. What the forward clock recorded (a reservation, a
+// publication) counts toward neither the day nor the month of 2026-12-05:
+// every day and month count is bounded on both sides.
+func TestCountsIgnoreTheFuture(t *testing.T) { forEachBackend(t, testCountsIgnoreTheFuture) }
+
+func testCountsIgnoreTheFuture(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	price := chain.Price{InputPerMTok: 1, OutputPerMTok: 2}
+	est := price.Cost(1000, 2000)
+	req := func(now time.Time) chain.SpendRequest {
+		return chain.SpendRequest{Provider: "paid", DayStart: utcMidnight(now), Now: now, Cap: 1, DailyTokens: 3000, DailyUSD: est * 1.5,
+			ChainDayStart: utcMidnight(now), ChainMonthStart: time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC),
+			ChainDailyUSD: est * 1.5, ChainMonthlyUSD: est * 1.5, InputTokens: 1000, MaxOutput: 2000, Price: price}
+	}
+	ahead := time.Date(2027, 1, 2, 10, 0, 0, 0, time.UTC)
+	back := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	if g, err := s.ReserveSpend(ctx, req(ahead)); err != nil || g.Refused != "" {
+		t.Fatalf("ahead: %+v %v", g, err)
+	}
+	if g, err := s.ReserveSpend(ctx, req(back)); err != nil || g.Refused != "" {
+		t.Fatalf("back on 2026-12-05: refused by %s (used %g of %g): a reservation dated 2027-01-02 counted — %v", g.Refused, g.Used, g.Limit, err)
+	}
+	month := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if usd, err := s.ChainSpend(ctx, month, month.AddDate(0, 1, 0)); err != nil || usd > est*1.01 {
+		t.Fatalf("December's spend %g (one call ~%g): %v", usd, est, err)
+	}
+	owner := chain.Owner{Host: "h", PID: 1}
+	if ok, _, err := s.ClaimJobWithin(ctx, chain.JobRecord{ID: "future", Topic: "future", Slot: "2027-01-02"}, owner, nil, time.Minute, ahead, utcMidnight(ahead), 1); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "future", Status: chain.JobPublished}, owner, ahead); err != nil {
+		t.Fatal(err)
+	}
+	ok, cur, err := s.ClaimJobWithin(ctx, chain.JobRecord{ID: "today", Topic: "today", Slot: "2026-12-05"}, owner, nil, time.Minute, back, utcMidnight(back), 1)
+	if err != nil || !ok {
+		t.Fatalf("posts_per_day 1 on 2026-12-05: claimed %v (%s), %v — a publication dated 2027-01-02 counted", ok, cur.Status, err)
+	}
+}

@@ -40,14 +40,15 @@ func writeSpend(ctx context.Context, w io.Writer, cfg *config.Config, store *tel
 	}
 	y, m, d := now.UTC().Date()
 	for _, b := range []struct {
-		name string
-		from time.Time
-		max  float64
-	}{{"budget.daily_usd", time.Date(y, m, d, 0, 0, 0, 0, time.UTC), cfg.Budget.DailyUSD}, {"budget.monthly_usd", time.Date(y, m, 1, 0, 0, 0, 0, time.UTC), cfg.Budget.MonthlyUSD}} {
+		name     string
+		from, to time.Time
+		max      float64
+	}{{"budget.daily_usd", time.Date(y, m, d, 0, 0, 0, 0, time.UTC), time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC), cfg.Budget.DailyUSD},
+		{"budget.monthly_usd", time.Date(y, m, 1, 0, 0, 0, 0, time.UTC), time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC), cfg.Budget.MonthlyUSD}} {
 		if b.max <= 0 {
 			continue
 		}
-		usd, err := store.ChainSpend(ctx, b.from)
+		usd, err := store.ChainSpend(ctx, b.from, b.to)
 		if err != nil {
 			return err
 		}
