@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -99,18 +100,60 @@ func (e BacklogEntry) Due() bool {
 func Plan(topics []BacklogTopic, jobs map[string]JobRecord, now time.Time) []BacklogEntry {
 	now = now.UTC()
 	today := now.Format(time.DateOnly)
+	latest := latestPeriods(jobs)
 	out := make([]BacklogEntry, 0, len(topics))
 	for _, t := range topics {
 		t.Job.ID = BacklogJobID(t.Job.Topic, t.Repeat, now)
 		t.Job.Slot = today
 		e := BacklogEntry{Topic: t}
 		e.Record, e.Known = jobs[t.Job.ID]
+		if p := t.Repeat.Period(now); !e.Known && p != "" {
+			// A series publishes only periods after its latest published
+			// one: a clock set back never back-fills an earlier period.
+			if l, ok := latest[seriesKey{t.Job.Topic, len(p)}]; ok && p < l.period {
+				e.Record, e.Known = l.rec, true
+			}
+		}
 		e.State = stateOf(e, now)
 		e.TriedToday = e.Known && e.State == TopicDeferred && e.Record.UpdatedAt.UTC().Format(time.DateOnly) == today
 		out = append(out, e)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return planLess(out[i], out[j]) })
 	return out
+}
+
+// seriesLatest is a series' latest published period and its job.
+type seriesLatest struct {
+	period string
+	rec    JobRecord
+}
+
+// latestPeriods maps each topic and period shape to the latest period of
+// its published series jobs (ids `<topic>/<period>`). Periods of one
+// repeat have one length and compare as strings (2026-W49 < 2026-W50);
+// a topic whose repeat changed keeps one latest per shape.
+func latestPeriods(jobs map[string]JobRecord) map[seriesKey]seriesLatest {
+	out := map[seriesKey]seriesLatest{}
+	for id, j := range jobs {
+		if j.Status != JobPublished {
+			continue
+		}
+		p, ok := strings.CutPrefix(id, j.Topic+"/")
+		if !ok || p == "" {
+			continue
+		}
+		k := seriesKey{j.Topic, len(p)}
+		if l, seen := out[k]; !seen || p > l.period {
+			out[k] = seriesLatest{period: p, rec: j}
+		}
+	}
+	return out
+}
+
+// seriesKey is a topic and the length of its periods' names.
+type seriesKey struct {
+	topic string
+	size  int
 }
 
 func stateOf(e BacklogEntry, now time.Time) TopicState {

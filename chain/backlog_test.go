@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -121,5 +122,40 @@ func TestPlanRunAndSeriesRunway(t *testing.T) {
 	}
 	if PerDay(4, 0) != 4 || PerDay(4, 8) != 8 {
 		t.Error("PerDay: posts_per_day, else posts_per_run")
+	}
+}
+
+// TestSeriesNoBackfill: a weekly series published for 2026-W50 and a
+// monthly one for 2027-01 (by a clock set forward) are not due when the
+// clock shows 2026-12-06 (W49, December): a series publishes only periods
+// after its latest published one. W51 is due again.
+func TestSeriesNoBackfill(t *testing.T) {
+	topics := []BacklogTopic{bt("weekly", 0, 0, "", RepeatWeekly), bt("monthly", 1, 0, "", RepeatMonthly), bt("daily", 2, 0, "", RepeatDaily)}
+	jobs := map[string]JobRecord{
+		"weekly/2026-W50":  {ID: "weekly/2026-W50", Topic: "weekly", Status: JobPublished},
+		"monthly/2027-01":  {ID: "monthly/2027-01", Topic: "monthly", Status: JobPublished},
+		"daily/2026-12-05": {ID: "daily/2026-12-05", Topic: "daily", Status: JobPublished},
+		"weekly/2026-W51":  {ID: "weekly/2026-W51", Topic: "weekly", Status: JobDeferred},
+	}
+	back := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	got := fmt.Sprint(ids(Plan(topics, jobs, back)))
+	if want := "[daily/2026-12-06:due weekly/2026-W49:published monthly/2026-12:published]"; got != want {
+		t.Fatalf("at %s:\n got %s\nwant %s", back, got, want)
+	}
+	later := time.Date(2026, 12, 21, 9, 0, 0, 0, time.UTC) // W52
+	if got := fmt.Sprint(ids(Plan(topics[:1], jobs, later))); got != "[weekly/2026-W52:due]" {
+		t.Fatalf("at %s: %s", later, got)
+	}
+}
+
+// TestPlanPublishingFirst: a job left publishing comes before every due
+// topic, whatever their priorities: a run reconciles it first, also on a
+// day already full.
+func TestPlanPublishingFirst(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 30, 0, 0, time.UTC)
+	topics := []BacklogTopic{bt("t0", 0, 0, "", RepeatNone), bt("urgent", 1, 5, "", RepeatNone)}
+	jobs := map[string]JobRecord{"t0": {ID: "t0", Topic: "t0", Status: JobPublishing}}
+	if got := fmt.Sprint(ids(Plan(topics, jobs, now))); got != "[t0:publishing urgent:due]" {
+		t.Fatalf("order %s", got)
 	}
 }
