@@ -10,6 +10,7 @@ import (
 	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 func (a *app) runCmd() *cobra.Command {
@@ -24,13 +25,48 @@ func (a *app) runCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&opts.demo, "demo", false, "run on the embedded default: simulated providers on loopback, demo topics, out/ and data/pipeline.db")
 	cmd.Flags().StringVar(&opts.metricsFile, "metrics-file", "", "write the run's metrics in the Prometheus text format to this file (node_exporter textfile collector)")
+	cmd.Flags().BoolVar(&opts.clockBehindOK, "clock-behind-ok", false, "run although the clock is behind the database's newest record: once a person has fixed the clock and the newer records came from a clock that ran ahead (they are then acknowledged for every later run)")
 	return cmd
 }
 
 // runOptions are the flags of one publishing run.
 type runOptions struct {
-	demo        bool
-	metricsFile string
+	demo          bool
+	metricsFile   string
+	clockBehindOK bool
+}
+
+// clockTolerance is how far a run's clock may be behind the database's
+// newest record before the run refuses to start.
+const clockTolerance = 5 * time.Minute
+
+// checkClock refuses a run whose clock is more than clockTolerance behind
+// the newest record of the database (telemetry.Store.NewestRecord) not yet
+// acknowledged: its day and month counts would start afresh on a day
+// already spent. It raises the clock_behind alert naming both times. With
+// override (--clock-behind-ok) the records are acknowledged instead and
+// the run goes on.
+func (a *app) checkClock(ctx context.Context, cfg *config.Config, store *telemetry.Store, now time.Time, override bool) error {
+	newest, where, err := store.NewestRecord(ctx)
+	if err != nil || !newest.After(now.Add(clockTolerance)) {
+		return err
+	}
+	if ack, err := store.ClockAck(ctx); err != nil || !newest.After(ack) {
+		return err
+	}
+	ts, nt := now.UTC().Format(time.RFC3339), newest.UTC().Format(time.RFC3339)
+	if override {
+		a.log.Warn("clock behind the database's newest record: acknowledged by --clock-behind-ok", "clock", ts, "newest_record", nt, "table", where)
+		return store.AckClock(ctx, newest, now)
+	}
+	behind := newest.Sub(now).Round(time.Second)
+	al := chain.Alert{Key: string(alerts.RuleClockBehind) + ":" + nt, Rule: string(alerts.RuleClockBehind), Severity: string(alerts.SeverityCritical),
+		Text: fmt.Sprintf("The run did not start: its clock reads %s, %s behind the database's newest record (%s, %s). Fix the clock (NTP); if it is right and that record came from a clock that ran ahead, run `contentpipe run --clock-behind-ok` once.", ts, behind, where, nt)}
+	if err := alerts.NewOutbox(store, a.stderr).Notify(context.WithoutCancel(ctx), al); err != nil {
+		a.log.Warn("clock_behind alert", "err", err)
+	}
+	a.flushAlerts(ctx, cfg, store)
+	return fmt.Errorf("the clock reads %s, %s behind the database's newest record (%s, %s): a run now would count limits already spent today afresh; fix the clock (NTP), or if it is right and that record came from a clock that ran ahead, rerun with --clock-behind-ok once", ts, behind, where, nt)
 }
 
 // doRun is one publishing run (also called by `serve`). It returns nil or
@@ -51,6 +87,9 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	a.logConfigWarnings(ctx, cfg, store, opts.demo)
 	clock, err := a.clock()
 	if err != nil {
+		return exitWith(exitConfig, err)
+	}
+	if err := a.checkClock(ctx, cfg, store, clock.Now(), opts.clockBehindOK); err != nil {
 		return exitWith(exitConfig, err)
 	}
 	ch, err := buildChain(ctx, cfg, store)
