@@ -82,6 +82,15 @@ type Summary struct {
 	DayFull bool
 }
 
+// mark is the write-ahead mark of rec, under the day's ceiling when one is
+// set and the store can hold it (see claim).
+func (r *Runner) mark(ctx context.Context, rec JobRecord, now time.Time) error {
+	if dc, ok := r.Jobs.(DayClaimer); ok && r.PostsPerDay > 0 {
+		return dc.MarkPublishingWithin(ctx, rec, r.Owner, r.lease(), now, utcDay(now), r.PostsPerDay)
+	}
+	return r.Jobs.MarkPublishing(ctx, rec, r.Owner, now)
+}
+
 // claim claims j, under the day's ceiling when one is set and the store
 // can hold it.
 func (r *Runner) claim(ctx context.Context, j JobRecord, lease time.Duration, now time.Time) (bool, JobRecord, error) {
@@ -331,7 +340,11 @@ func (r *Runner) publish(ctx context.Context, j Job, w *Winner) (string, error) 
 	rec := JobRecord{ID: j.ID, Topic: j.Topic, Slot: j.Slot, Title: j.Title, Category: j.Category, Language: j.Language,
 		Status: JobPublishing, Provider: w.Provider, Model: w.Model, QualityScore: &s, Attempt: w.Attempt,
 		Location: d.Location, Payload: d.Body}
-	if err := r.Jobs.MarkPublishing(ctx, rec, r.Owner, now); err != nil {
+	if err := r.mark(ctx, rec, now); err != nil {
+		if errors.Is(err, ErrDayFull) {
+			// Nothing delivered: the job waits for a day with room.
+			r.finish(ctx, j, JobDeferred, nil, err.Error())
+		}
 		return "", fmt.Errorf("mark publishing %s (answer discarded): %w", j.ID, err)
 	}
 	rec.PublishedAt = now

@@ -337,9 +337,18 @@ type Candidate struct {
 // job in publishing (whatever its claim's age: it is still delivered), plus
 // the running jobs claimed within lease reach ceiling. A job in publishing
 // is claimed whatever the count. telemetry.Store implements it.
+//
+// MarkPublishingWithin is MarkPublishing that counts the same way in the
+// mark's transaction and refuses with ErrDayFull when the others reach
+// ceiling: a run paused past its claim's lease was not counted meanwhile.
 type DayClaimer interface {
 	ClaimJobWithin(ctx context.Context, j JobRecord, owner Owner, alive func(Owner) bool, lease time.Duration, now, dayStart time.Time, ceiling int) (claimed bool, cur JobRecord, err error)
+	MarkPublishingWithin(ctx context.Context, j JobRecord, owner Owner, lease time.Duration, now, dayStart time.Time, ceiling int) error
 }
+
+// ErrDayFull is MarkPublishingWithin's refusal: the day's ceiling was
+// reached by other jobs while this one's claim had run out.
+var ErrDayFull = errors.New("posts_per_day reached by other runs while this job's claim had run out")
 
 // DeliveryChecker is implemented by job stores whose claims another
 // machine may take over while their holder still runs (telemetry.Store; see

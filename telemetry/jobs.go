@@ -116,14 +116,36 @@ func (s *Store) ClaimJob(ctx context.Context, j chain.JobRecord, owner chain.Own
 // jobs claimed within lease. Concurrent runs therefore never together pass
 // the ceiling.
 func (s *Store) ClaimJobWithin(ctx context.Context, j chain.JobRecord, owner chain.Owner, alive func(chain.Owner) bool, lease time.Duration, now, dayStart time.Time, ceiling int) (bool, chain.JobRecord, error) {
-	full := func(tx *sql.Tx) (bool, error) {
-		var n int
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id <> ? AND ((status = ? AND published_at >= ? AND published_at < ?)
-	OR status = ? OR (status = ? AND claimed_at >= ?))`, j.ID, chain.JobPublished, FormatTime(dayStart), FormatTime(dayStart.Add(24*time.Hour)),
-			chain.JobPublishing, chain.JobRunning, FormatTime(now.Add(-lease))).Scan(&n)
-		return n >= ceiling, err
-	}
+	full := func(tx *sql.Tx) (bool, error) { return s.dayFull(ctx, tx, j.ID, lease, now, dayStart, ceiling) }
 	return s.claimJob(ctx, j, owner, alive, lease, now, full)
+}
+
+// dayFull reports whether the jobs other than id that count toward the day
+// starting at dayStart (see ClaimJobWithin) reach ceiling.
+func (s *Store) dayFull(ctx context.Context, tx *sql.Tx, id string, lease time.Duration, now, dayStart time.Time, ceiling int) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id <> ? AND ((status = ? AND published_at >= ? AND published_at < ?)
+	OR status = ? OR (status = ? AND claimed_at >= ?))`, id, chain.JobPublished, FormatTime(dayStart), FormatTime(dayStart.Add(24*time.Hour)),
+		chain.JobPublishing, chain.JobRunning, FormatTime(now.Add(-lease))).Scan(&n)
+	return n >= ceiling, err
+}
+
+// MarkPublishingWithin is MarkPublishing under the day's ceiling, counted
+// as ClaimJobWithin counts it, in the mark's transaction: a job whose claim
+// ran out while its run was paused was not counted by the other runs,
+// which may have filled the day meanwhile; its mark is then refused with
+// chain.ErrDayFull and nothing is delivered.
+func (s *Store) MarkPublishingWithin(ctx context.Context, j chain.JobRecord, owner chain.Owner, lease time.Duration, now, dayStart time.Time, ceiling int) error {
+	return s.markPublishing(ctx, j, owner, now, func(tx *sql.Tx) error {
+		if err := s.pgLock(ctx, tx, pgLockCeiling); err != nil {
+			return err
+		}
+		full, err := s.dayFull(ctx, tx, j.ID, lease, now, dayStart, ceiling)
+		if err == nil && full {
+			err = fmt.Errorf("job %s not marked: %w", j.ID, chain.ErrDayFull)
+		}
+		return err
+	})
 }
 
 // claimJob is ClaimJob with an optional ceiling check (full) run before a
@@ -244,7 +266,18 @@ func (s *Store) HeartbeatJob(ctx context.Context, id string, owner chain.Owner, 
 // (fsynced) before MarkPublishing returns, so no power cut can take the mark
 // back once the side effect starts.
 func (s *Store) MarkPublishing(ctx context.Context, j chain.JobRecord, owner chain.Owner, now time.Time) error {
+	return s.markPublishing(ctx, j, owner, now, nil)
+}
+
+// markPublishing is MarkPublishing with an optional check (first) in its
+// transaction.
+func (s *Store) markPublishing(ctx context.Context, j chain.JobRecord, owner chain.Owner, now time.Time, check func(*sql.Tx) error) error {
 	return s.writeMode(ctx, "mark publishing "+j.ID, writeMode{durable: true, locked: true}, func(tx *sql.Tx) error {
+		if check != nil {
+			if err := check(tx); err != nil {
+				return err
+			}
+		}
 		if err := s.checkOwnerLease(ctx, tx, owner); err != nil {
 			return fmt.Errorf("job %s not marked: %w", j.ID, err)
 		}
