@@ -13,7 +13,7 @@ import (
 type SpendStore interface {
 	LinkSpend(ctx context.Context, provider string, dayStart time.Time) (tokens int, usd float64, err error)
 	ChainSpend(ctx context.Context, from, to time.Time) (float64, error)
-	SkipsSince(ctx context.Context, reason chain.SkipReason, provider string, from time.Time) (int, error)
+	SkipsSince(ctx context.Context, reason chain.SkipReason, provider string, from, to time.Time) (int, error)
 }
 
 // SpendCheck is one token or money limit to watch: a link's daily_tokens
@@ -106,7 +106,7 @@ func spendUses(ctx context.Context, st SpendStore, checks []SpendCheck) ([]Spend
 		if err != nil {
 			return nil, err
 		}
-		n, err := st.SkipsSince(ctx, c.Limit.Reason(), c.Provider, c.From)
+		n, err := st.SkipsSince(ctx, c.Limit.Reason(), c.Provider, c.From, c.end())
 		if err != nil {
 			return nil, err
 		}

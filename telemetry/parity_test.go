@@ -71,9 +71,13 @@ func TestReadersAgreeAcrossBackends(t *testing.T) {
 			tok, usd, err := s.LinkSpend(ctx, "groq", day)
 			return []any{tok, usd}, err
 		},
-		"ChainSpend":  func(s *Store) (any, error) { return s.ChainSpend(ctx, day, day.AddDate(0, 1, 0)) },
-		"SkipsSince":  func(s *Store) (any, error) { return s.SkipsSince(ctx, chain.SkipExhausted, "", repSince) },
-		"SkipsSince1": func(s *Store) (any, error) { return s.SkipsSince(ctx, chain.SkipCap, "groq", repSince) },
+		"ChainSpend": func(s *Store) (any, error) { return s.ChainSpend(ctx, day, day.AddDate(0, 1, 0)) },
+		"SkipsSince": func(s *Store) (any, error) {
+			return s.SkipsSince(ctx, chain.SkipExhausted, "", repSince, repSince.AddDate(1, 0, 0))
+		},
+		"SkipsSince1": func(s *Store) (any, error) {
+			return s.SkipsSince(ctx, chain.SkipCap, "groq", repSince, repSince.AddDate(1, 0, 0))
+		},
 		"SpendErrors": func(s *Store) (any, error) { return s.SpendErrors(ctx, repSince) },
 		"ArticleCosts": func(s *Store) (any, error) {
 			return s.ArticleCosts(ctx, repSince)

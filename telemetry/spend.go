@@ -165,12 +165,12 @@ func (s *Store) ChainSpend(ctx context.Context, from, to time.Time) (float64, er
 	return usd, nil
 }
 
-// SkipsSince counts the skips with reason since from, of provider ("" =
-// any provider).
-func (s *Store) SkipsSince(ctx context.Context, reason chain.SkipReason, provider string, from time.Time) (int, error) {
+// SkipsSince counts the skips with reason at or after from and before to,
+// of provider ("" = any provider).
+func (s *Store) SkipsSince(ctx context.Context, reason chain.SkipReason, provider string, from, to time.Time) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM skips WHERE reason = ? AND ts >= ? AND (? = '' OR provider = ?)`,
-		string(reason), FormatTime(from), provider, provider).Scan(&n)
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM skips WHERE reason = ? AND ts >= ? AND ts < ? AND (? = '' OR provider = ?)`,
+		string(reason), FormatTime(from), FormatTime(to), provider, provider).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count %s skips: %w", reason, err)
 	}
