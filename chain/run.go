@@ -180,20 +180,7 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 				}
 				rep := r.job(ctx, j, cur)
 				mu.Lock()
-				sum.Reports = append(sum.Reports, rep)
-				switch rep.Status {
-				case JobPublished:
-					sum.Published++
-				case JobReview:
-					sum.Review++
-				case JobDeferred:
-					sum.Deferred++
-				case JobHalted:
-					sum.Halted++
-				default:
-					sum.Errors++
-				}
-				sum.CostUSD += rep.CostUSD
+				sum.add(rep)
 				mu.Unlock()
 				if r.OnJob != nil {
 					r.OnJob(rep)
@@ -207,6 +194,24 @@ func (r *Runner) Run(ctx context.Context, candidates []Job, limit int) Summary {
 		sum.Unstarted = r.stillDue(context.WithoutCancel(ctx), candidates[next:], limit-taken)
 	}
 	return sum
+}
+
+// add counts the report of a job the run worked on.
+func (s *Summary) add(rep JobReport) {
+	s.Reports = append(s.Reports, rep)
+	switch rep.Status {
+	case JobPublished:
+		s.Published++
+	case JobReview:
+		s.Review++
+	case JobDeferred:
+		s.Deferred++
+	case JobHalted:
+		s.Halted++
+	default:
+		s.Errors++
+	}
+	s.CostUSD += rep.CostUSD
 }
 
 // leftPublishing reports whether job id is stored in publishing (false
