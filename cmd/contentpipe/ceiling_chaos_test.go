@@ -51,7 +51,8 @@ func (h *flakyHook) keys() int {
 // mid-job and (PostgreSQL) one SIGSTOPped mid-job past its lease, then
 // three more and the runs that follow. The receiver counts exactly the
 // ceiling: every job left publishing was reconciled inside it, nothing
-// delivered past it.
+// delivered past it. Its timing is the test (leases, SIGSTOP): it does not
+// run in parallel.
 func TestPostsPerDayChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-worker chaos: skipped with -short")

@@ -101,6 +101,7 @@ func runAt(t *testing.T, w *simWorld, ts string) result {
 // finds the day full — the receiver gets 3 articles that day, not 4. The
 // new topic is published the next day.
 func TestPostsPerDayCountsPublishingJobs(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			dbURL := ""
@@ -157,6 +158,7 @@ func TestPostsPerDayCountsPublishingJobs(t *testing.T) {
 // was first taken, stays 12-01), and counts it toward
 // 12-02's ceiling: one more topic that day, not two.
 func TestReconciledNextDayTakesThatDay(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			dbURL := ""

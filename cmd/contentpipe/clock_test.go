@@ -12,6 +12,7 @@ import (
 // 2027-01-02 and back, `--clock-behind-ok` acknowledges the records once
 // and the later runs go on without it. Both backends.
 func TestRunRefusesAClockBehind(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			dbURL := ""
