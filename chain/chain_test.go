@@ -362,3 +362,20 @@ func TestQuotaHeadersMarkExhaustion(t *testing.T) {
 		t.Fatal("groq called after it said it had no requests left today")
 	}
 }
+
+// TestExhaustionFromAClockAheadExpires: a link marked exhausted while the
+// clock ran a month ahead is called again once the clock is back, while an
+// exhaustion ending later today still keeps it off.
+func TestExhaustionFromAClockAheadExpires(t *testing.T) {
+	s := newScenario(t, "groq", "cerebras")
+	s.store.states["groq"] = &ProviderState{ExhaustedUntil: s.clock.Now().Add(31 * 24 * time.Hour), ExhaustedReason: "quota_exhausted"}
+	s.script("groq", ok())
+	s.script("cerebras", ok())
+	if res := s.run("a"); res.Winner.Provider != "groq" {
+		t.Fatalf("winner %+v: an exhaustion a month ahead (a clock that ran ahead) still keeps groq off", res.Winner)
+	}
+	s.store.states["groq"].ExhaustedUntil = s.clock.Now().Add(5 * time.Hour)
+	if res := s.run("b"); res.Winner.Provider != "cerebras" {
+		t.Fatalf("winner %+v: groq called while exhausted for 5 more hours", res.Winner)
+	}
+}

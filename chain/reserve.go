@@ -90,10 +90,16 @@ func (c *Chain) admit(ctx context.Context, r *rules, l *Link, now time.Time) (no
 	return no, note, nil
 }
 
+// MaxExhaustAhead is the furthest ahead an exhaustion can end: a daily
+// quota resets within a day (in any provider's time zone), so an end
+// further off than this was learned while the clock ran ahead (README "When
+// the clock jumps") and no longer keeps the link off.
+const MaxExhaustAhead = 48 * time.Hour
+
 // refusal is the exhaustion or misconfiguration refusal of a state, or
 // nil.
 func (c *Chain) refusal(r *rules, l *Link, st *ProviderState, now time.Time) *refusal {
-	if now.Before(st.ExhaustedUntil) {
+	if now.Before(st.ExhaustedUntil) && st.ExhaustedUntil.Sub(now) <= MaxExhaustAhead {
 		return &refusal{SkipExhausted, st.ExhaustedUntil,
 			fmt.Sprintf("exhausted until %s (%s)", st.ExhaustedUntil.UTC().Format(time.RFC3339), st.ExhaustedReason)}
 	}
