@@ -96,8 +96,10 @@ func productAlerts(t *testing.T, store *telemetry.Store) {
 		t.Fatal(err)
 	}
 	reset, _ := chain.ParseCapReset("")
+	pol := chain.DefaultRetryPolicy()
+	pol.OtherWait, pol.RateLimitedMaxRetries = 0, 0
 	mk := func(provs ...chain.Provider) *chain.Chain {
-		c := &chain.Chain{Policy: chain.RetryPolicy{AuthHalt: true, OtherWait: chain.NoWait, RateLimitedMaxRetries: chain.NoRetries},
+		c := &chain.Chain{Policy: pol,
 			Deadline: time.Minute, Store: store, Gate: gate, Clock: chain.RealClock{}, Schema: data.ArticleSchema,
 			Prompt: func(family string, j chain.Job) (chain.Prompt, error) {
 				return chain.Prompt{User: "Title: " + j.Title, Version: "article@test/" + family}, nil

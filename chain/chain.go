@@ -283,6 +283,10 @@ func (c *Chain) tooLargeFor(ctx context.Context, job Job) (map[string]bool, erro
 // DefaultDeadline is the budget of one job when Chain.Deadline is 0.
 const DefaultDeadline = 15 * time.Minute
 
+// DefaultMaxTokens is the output ceiling of a link whose config sets no
+// max_tokens: sent with each request, and reserved for in the spend budget.
+const DefaultMaxTokens = defaultMaxOutput
+
 // JobDeadline returns the budget of one job: Deadline, or DefaultDeadline.
 func (c *Chain) JobDeadline() time.Duration {
 	if c.Deadline <= 0 {

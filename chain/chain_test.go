@@ -339,7 +339,7 @@ func TestBreakerOpensHalfOpensAndCloses(t *testing.T) {
 func TestRateLimitsNeverCountTowardTheBreaker(t *testing.T) {
 	s := newScenario(t, "gemini", "groq")
 	s.chain.Breaker = BreakerSettings{MinSamples: 2, FailureRate: 0.5}
-	s.chain.Policy.RateLimitedMaxRetries = NoRetries
+	s.chain.Policy.RateLimitedMaxRetries = 0
 	s.script("gemini", rl(time.Second, ScopeMinute))
 	s.script("groq", ok())
 	for _, topic := range []string{"a", "b", "c", "d", "e"} {

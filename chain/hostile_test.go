@@ -129,7 +129,7 @@ func TestSecretsEchoedAreScrubbed(t *testing.T) {
 			Provider: "broken", Status: 200, Outcome: chain.OutcomeStreamBroken, Message: "stream cut after " + key, Partial: `{"title":"` + key}}},
 		{Name: "echo", Model: "m", Family: "openai", CapReset: reset, Provider: echoing{resp: chain.Response{Text: article, HTTPStatus: 200}}},
 	}
-	w.chain.Policy.OtherWait = chain.NoWait
+	w.chain.Policy.OtherWait = 0
 	pub := &keptPublisher{}
 	r := &chain.Runner{Chain: w.chain, Jobs: w.store, Publisher: pub, Owner: chain.Owner{Host: "h", PID: 1}}
 	sum := r.Run(context.Background(), []chain.Job{job("a")}, 1)

@@ -1,43 +1,40 @@
 package chain
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 )
 
-// NoRetries as RetryPolicy.RateLimitedMaxRetries means "never retry a
-// per-minute 429 at the same provider" (the config's `max_retries: 0`); a
-// zero RateLimitedMaxRetries means the default, 2.
-const NoRetries = -1
-
-// NoWait as RetryPolicy.OtherWait or ServerErrorWait means an explicit "do
-// not wait" (the config's `wait: 0s`); a zero OtherWait means the default,
-// 10s. It is the only negative duration Validate accepts.
-const NoWait time.Duration = -1
+// NoRetries and NoWait name an explicit zero in a RetryPolicy. A policy is
+// taken as written, so they are plain zeros.
+//
+// Deprecated: write 0; these remain only while whatif/baselines.go names them.
+const (
+	NoRetries               = 0
+	NoWait    time.Duration = 0
+)
 
 // RetryPolicy is the `retry:` section of the config: what the chain does
 // after a failed call (README "How a job walks the chain"). The zero value
-// RetryPolicy{} is the default policy. In any other value a zero field means its default, except
-// AuthHalt, which is taken as written; an explicit zero is written with the
-// NoRetries and NoWait sentinels. A config loader should therefore start from
-// DefaultRetryPolicy(), overwrite the keys the file sets, and map
-// `max_retries: 0` to NoRetries and `other.wait: 0s` to NoWait.
-// A RetryPolicy is a plain value, safe to copy and to share.
+// RetryPolicy{} is the default policy, DefaultRetryPolicy(); any other value
+// is taken as written, so a zero field there is an explicit zero (no
+// retries, no wait). A config loader starts from DefaultRetryPolicy() and
+// overwrites the keys the file sets. A RetryPolicy is a plain value, safe to
+// copy and to share.
 type RetryPolicy struct {
-	RateLimitedWait       time.Duration // base of the full-jitter backoff without a provider delay; 0 = 30s
-	RateLimitedMaxRetries int           // retries of a per-minute 429 at one provider per job; 0 = 2, NoRetries = none
-	RateLimitedMaxWait    time.Duration // longest 429 wait before the provider is marked exhausted; 0 = 60s
-	ServerErrorWait       time.Duration // wait after a 5xx before the next provider; 0 = none
-	AuthHalt              bool          // 401/403 stops the run (true in DefaultRetryPolicy); false skips the provider for the run
-	OtherWait             time.Duration // wait after a timeout, broken stream or other 4xx; 0 = 10s, NoWait = none
+	RateLimitedWait       time.Duration // base of the full-jitter backoff without a provider delay; default 30s
+	RateLimitedMaxRetries int           // retries of a per-minute 429 at one provider per job; default 2
+	RateLimitedMaxWait    time.Duration // longest 429 wait before the provider is marked exhausted; default 60s
+	ServerErrorWait       time.Duration // wait after a 5xx before the next provider; default none
+	AuthHalt              bool          // 401/403 stops the run (default true); false skips the provider for the run
+	OtherWait             time.Duration // wait after a timeout, broken stream or other 4xx; default 10s
 }
 
 // DefaultRetryPolicy returns the documented defaults: rate_limited {wait: 30s,
 // max_retries: 2, max_wait: 60s}, server_error {wait: 0s}, auth_error
-// {halt: true}, other {wait: 10s}.
+// {halt: true}, other {wait: 10s}. It is the only place they are written.
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
 		RateLimitedWait:       30 * time.Second,
@@ -49,58 +46,17 @@ func DefaultRetryPolicy() RetryPolicy {
 	}
 }
 
-// WithDefaults returns p with its zero fields set to their defaults. The
-// sentinels NoRetries and NoWait are kept (Decide reads them as 0), so
-// WithDefaults is idempotent. The zero RetryPolicy{} becomes
-// DefaultRetryPolicy() (AuthHalt true).
+// WithDefaults returns DefaultRetryPolicy() for the zero RetryPolicy{} and
+// p itself for any other value.
 func (p RetryPolicy) WithDefaults() RetryPolicy {
 	if p == (RetryPolicy{}) {
 		return DefaultRetryPolicy()
 	}
-	d := DefaultRetryPolicy()
-	if p.RateLimitedWait == 0 {
-		p.RateLimitedWait = d.RateLimitedWait
-	}
-	if p.RateLimitedMaxRetries == 0 {
-		p.RateLimitedMaxRetries = d.RateLimitedMaxRetries
-	}
-	if p.RateLimitedMaxWait == 0 {
-		p.RateLimitedMaxWait = d.RateLimitedMaxWait
-	}
-	if p.OtherWait == 0 {
-		p.OtherWait = d.OtherWait
-	}
 	return p
 }
 
-// maxRetries is the effective retry count (NoRetries is 0).
+// maxRetries is the effective retry count (never below 0).
 func (p RetryPolicy) maxRetries() int { return max(p.RateLimitedMaxRetries, 0) }
-
-// Validate reports a policy that cannot work, naming the config key:
-// negative durations (other than NoWait where allowed), a max_retries below
-// NoRetries, or a max_wait shorter than the base wait.
-func (p RetryPolicy) Validate() error {
-	var errs []error
-	neg := func(key string, d time.Duration, sentinel bool) {
-		if d < 0 && !(sentinel && d == NoWait) {
-			errs = append(errs, fmt.Errorf("retry.%s: %s is negative", key, d))
-		}
-	}
-	neg("rate_limited.wait", p.RateLimitedWait, false)
-	neg("rate_limited.max_wait", p.RateLimitedMaxWait, false)
-	neg("server_error.wait", p.ServerErrorWait, true)
-	neg("other.wait", p.OtherWait, true)
-	if p.RateLimitedMaxRetries < NoRetries {
-		errs = append(errs, fmt.Errorf("retry.rate_limited.max_retries: %d is negative", p.RateLimitedMaxRetries))
-	}
-	if len(errs) == 0 {
-		q := p.WithDefaults()
-		if q.RateLimitedMaxWait < q.RateLimitedWait {
-			errs = append(errs, fmt.Errorf("retry.rate_limited.max_wait %s is shorter than rate_limited.wait %s", q.RateLimitedMaxWait, q.RateLimitedWait))
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // Action is what the chain does after a failed call.
 type Action int

@@ -44,7 +44,7 @@ func TestDecideTable(t *testing.T) {
 	slow5xx := def
 	slow5xx.ServerErrorWait = 5 * time.Second
 	noRetry := def
-	noRetry.RateLimitedMaxRetries = NoRetries
+	noRetry.RateLimitedMaxRetries = 0
 
 	geminiMinute := &ProviderError{Provider: "gemini", Status: 429, Outcome: OutcomeRateLimited, Scope: ScopeMinute,
 		RetryAfter: 26 * time.Second, Message: "You exceeded your current quota, please check your plan and billing details.",
@@ -75,7 +75,7 @@ func TestDecideTable(t *testing.T) {
 			want: want{action: ActionRetry, waitMin: 26 * time.Second, waitMax: 27 * time.Second, outcome: OutcomeRateLimited}},
 		{name: "gemini 429 per-minute after max_retries goes next", p: def, e: geminiMinute, retries: 2, nextReset: resetLA,
 			want: want{action: ActionNext, outcome: OutcomeRateLimited, reason: "2 retries"}},
-		{name: "max_retries 0 (NoRetries) goes next at once", p: noRetry, e: geminiMinute, nextReset: resetLA,
+		{name: "max_retries 0 goes next at once", p: noRetry, e: geminiMinute, nextReset: resetLA,
 			want: want{action: ActionNext, outcome: OutcomeRateLimited}},
 		{name: "gemini 429 26s does not fit a 20s deadline: exhausted for its wait", p: def, e: geminiMinute,
 			deadline: polNow.Add(20 * time.Second), nextReset: resetLA,
@@ -181,7 +181,7 @@ func TestDecideTable(t *testing.T) {
 			want: want{action: ActionNext, waitMin: 10 * time.Second, waitMax: 10 * time.Second, outcome: OutcomeBadRequest}},
 		{name: "unclassified error", p: def, e: &ProviderError{Provider: "groq", Outcome: OutcomeError},
 			want: want{action: ActionNext, waitMin: 10 * time.Second, waitMax: 10 * time.Second, outcome: OutcomeError}},
-		{name: "other.wait NoWait: next at once", p: RetryPolicy{OtherWait: NoWait, AuthHalt: true}, e: &ProviderError{Provider: "groq", Status: 400, Outcome: OutcomeBadRequest},
+		{name: "other.wait 0s: next at once", p: RetryPolicy{OtherWait: 0, AuthHalt: true}, e: &ProviderError{Provider: "groq", Status: 400, Outcome: OutcomeBadRequest},
 			want: want{action: ActionNext, outcome: OutcomeBadRequest}},
 		{name: "rejected answer: next at once", p: def, e: &ProviderError{Provider: "groq", Status: 200, Outcome: OutcomeRejected},
 			want: want{action: ActionNext, outcome: OutcomeRejected}},
@@ -361,14 +361,12 @@ func TestRetryPolicyDefaults(t *testing.T) {
 	if DefaultRetryPolicy() != want {
 		t.Fatalf("defaults = %+v, want %+v", DefaultRetryPolicy(), want)
 	}
-	got := RetryPolicy{OtherWait: 5 * time.Second}.WithDefaults()
-	if got.RateLimitedMaxRetries != 2 || got.RateLimitedWait != 30*time.Second || got.RateLimitedMaxWait != time.Minute || got.OtherWait != 5*time.Second || got.AuthHalt {
-		t.Fatalf("partial policy = %+v", got)
-	}
-	explicit := RetryPolicy{RateLimitedMaxRetries: NoRetries, OtherWait: NoWait, ServerErrorWait: NoWait, AuthHalt: true}
-	got = explicit.WithDefaults()
-	if again := got.WithDefaults(); again != got || got.RateLimitedMaxRetries != NoRetries || got.OtherWait != NoWait {
-		t.Fatalf("WithDefaults is not idempotent on explicit zeros: %+v then %+v", got, again)
+	// Any other policy is taken as written: its zeros are explicit zeros.
+	explicit := DefaultRetryPolicy()
+	explicit.RateLimitedMaxRetries, explicit.OtherWait, explicit.ServerErrorWait = 0, 0, 0
+	got := explicit.WithDefaults()
+	if again := got.WithDefaults(); again != got || got != explicit {
+		t.Fatalf("WithDefaults changed an explicit policy: %+v then %+v", got, again)
 	}
 	// The explicit zeros act as zeros, also after WithDefaults.
 	for _, p := range []RetryPolicy{explicit, got} {
@@ -380,38 +378,6 @@ func TestRetryPolicyDefaults(t *testing.T) {
 			if d := p.Decide(&ProviderError{Outcome: o}, 0, polNow, polDeadline, resetUTC, half); d.Wait != 0 || d.Action != ActionNext {
 				t.Fatalf("%s with wait 0: got %s after %s", o, d.Action, d.Wait)
 			}
-		}
-	}
-}
-
-func TestRetryPolicyValidate(t *testing.T) {
-	good := []RetryPolicy{
-		{},
-		DefaultRetryPolicy(),
-		{RateLimitedMaxRetries: NoRetries, OtherWait: NoWait, ServerErrorWait: NoWait},
-		{RateLimitedWait: 60 * time.Second, RateLimitedMaxWait: 60 * time.Second},
-	}
-	for _, p := range good {
-		if err := p.Validate(); err != nil {
-			t.Errorf("Validate(%+v) = %v, want nil", p, err)
-		}
-	}
-	bad := []struct {
-		p   RetryPolicy
-		key string
-	}{
-		{RetryPolicy{RateLimitedWait: -time.Second}, "rate_limited.wait"},
-		{RetryPolicy{RateLimitedMaxWait: -time.Second}, "rate_limited.max_wait"},
-		{RetryPolicy{ServerErrorWait: -2 * time.Second}, "server_error.wait"},
-		{RetryPolicy{OtherWait: -time.Minute}, "other.wait"},
-		{RetryPolicy{RateLimitedMaxRetries: -2}, "max_retries"},
-		{RetryPolicy{RateLimitedWait: 90 * time.Second}, "max_wait"}, // default max_wait 60s < 90s
-		{RetryPolicy{RateLimitedWait: 10 * time.Second, RateLimitedMaxWait: 5 * time.Second}, "max_wait"},
-	}
-	for _, c := range bad {
-		err := c.p.Validate()
-		if err == nil || !strings.Contains(err.Error(), c.key) {
-			t.Errorf("Validate(%+v) = %v, want an error naming %s", c.p, err, c.key)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func testPolicy() chain.RetryPolicy {
 		RateLimitedWait:       200 * time.Millisecond,
 		RateLimitedMaxRetries: 2,
 		RateLimitedMaxWait:    2 * time.Second,
-		ServerErrorWait:       chain.NoWait,
+		ServerErrorWait:       0,
 		AuthHalt:              true,
 		OtherWait:             100 * time.Millisecond,
 	}

@@ -355,22 +355,15 @@ func secrets(cfg *config.Config) []string {
 	return append(out, string(cfg.Publish.Secret), cfg.Publish.Password, cfg.Alerts.Telegram.Token)
 }
 
-// retryPolicy maps the `retry:` section onto the chain's policy, where a
-// zero field means "default": an explicit 0 in the file becomes the
-// policy's NoRetries / NoWait.
+// retryPolicy maps the `retry:` section onto the chain's policy. The
+// section holds every value (the file's over the chain's defaults), so an
+// explicit 0 is passed as 0.
 func retryPolicy(r config.Retry) chain.RetryPolicy {
-	p := chain.RetryPolicy{
+	return chain.RetryPolicy{
 		RateLimitedWait: r.RateLimited.Wait, RateLimitedMaxRetries: r.RateLimited.MaxRetries,
 		RateLimitedMaxWait: r.RateLimited.MaxWait, ServerErrorWait: r.ServerError.Wait,
 		AuthHalt: r.AuthError.Halt, OtherWait: r.Other.Wait,
 	}
-	if p.RateLimitedMaxRetries == 0 {
-		p.RateLimitedMaxRetries = chain.NoRetries
-	}
-	if p.OtherWait == 0 {
-		p.OtherWait = chain.NoWait
-	}
-	return p
 }
 
 // keyEnvOf is the variable holding the key of the link named provider

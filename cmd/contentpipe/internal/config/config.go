@@ -19,6 +19,8 @@ import (
 	"time"
 	_ "time/tzdata" // cap_reset zones must resolve on hosts without a zoneinfo database
 
+	"github.com/contentpipe/contentpipe/alerts"
+	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/publish"
 )
 
@@ -308,25 +310,33 @@ func Default(dir string) *Config {
 		Database:      resolvePath(dir, DefaultDatabase),
 		Topics:        resolvePath(dir, DefaultTopics),
 		Publish:       Publish{Kind: "markdown", Dir: resolvePath(dir, DefaultOutDir)},
-		Job:           Job{PostsPerRun: 4, Deadline: 15 * time.Minute, Language: "en", TargetWords: 1500, Parallel: 1},
+		Job:           Job{PostsPerRun: 4, Deadline: chain.DefaultDeadline, Language: "en", TargetWords: 1500, Parallel: 1},
 		RetentionDays: 30,
-		Retry: Retry{
-			RateLimited: RateLimitPolicy{Wait: 30 * time.Second, MaxRetries: 2, MaxWait: 60 * time.Second},
-			ServerError: WaitPolicy{Wait: 0},
-			AuthError:   AuthPolicy{Halt: true},
-			Other:       WaitPolicy{Wait: 10 * time.Second},
-			Circuit: Circuit{Window: 10 * time.Minute, MinSamples: 4, FailureRate: 0.5,
-				Cooldown: 2 * time.Minute, MaxCooldown: time.Hour, CloseAfter: 2},
-		},
-		Quality: Quality{Schema: resolvePath(dir, DefaultSchema), Threshold: 70, MinSections: 5, MinSectionWords: 200},
-		Shadow:  Shadow{SampleRate: 1.0},
+		Retry:         defaultRetry(),
+		Quality:       Quality{Schema: resolvePath(dir, DefaultSchema), Threshold: 70, MinSections: 5, MinSectionWords: 200},
+		Shadow:        Shadow{SampleRate: 1.0},
 		Alerts: Alerts{
 			Telegram:          Telegram{TokenEnv: "TELEGRAM_BOT_TOKEN", ChatIDEnv: "TELEGRAM_CHAT_ID"},
-			BudgetWarnAt:      0.8,
+			BudgetWarnAt:      alerts.DefaultBudgetWarnAt,
 			BacklogLowDays:    3,
-			ProviderDownAfter: time.Hour,
+			ProviderDownAfter: alerts.DefaultProviderDownAfter,
 		},
 		Schedule: Schedule{Run: "0 6,10,14,18 * * *", Health: "0 5 * * 1", Report: "0 9 * * 1"},
+	}
+}
+
+// defaultRetry is the `retry:` section the file starts from: the chain's
+// own defaults (DefaultRetryPolicy, the zero BreakerSettings), which are
+// written there and nowhere else.
+func defaultRetry() Retry {
+	p, b := chain.DefaultRetryPolicy(), chain.BreakerSettings{}.WithDefaults()
+	return Retry{
+		RateLimited: RateLimitPolicy{Wait: p.RateLimitedWait, MaxRetries: p.RateLimitedMaxRetries, MaxWait: p.RateLimitedMaxWait},
+		ServerError: WaitPolicy{Wait: p.ServerErrorWait},
+		AuthError:   AuthPolicy{Halt: p.AuthHalt},
+		Other:       WaitPolicy{Wait: p.OtherWait},
+		Circuit: Circuit{Window: b.Window, MinSamples: b.MinSamples, FailureRate: b.FailureRate,
+			Cooldown: b.Cooldown, MaxCooldown: b.MaxCooldown, CloseAfter: b.CloseAfter},
 	}
 }
 
@@ -337,7 +347,7 @@ func DefaultLink() Link {
 		CapReset:  DefaultCapReset,
 		Timeouts:  Timeouts{Connect: 10 * time.Second, FirstToken: 60 * time.Second, Idle: 30 * time.Second, Total: 5 * time.Minute},
 		Stream:    true,
-		MaxTokens: 8192,
+		MaxTokens: chain.DefaultMaxTokens,
 	}
 }
 
