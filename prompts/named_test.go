@@ -134,3 +134,9 @@ func TestLoadNamedTemplates(t *testing.T) {
 		}
 	}
 }
+
+// Has reports whether name is a template of the set.
+func (s *Set) Has(name string) bool {
+	_, ok := s.templates[name]
+	return ok
+}

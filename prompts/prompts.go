@@ -130,28 +130,17 @@ func Load(dir string) (*Set, error) {
 	return load(dir)
 }
 
-// Families returns the known family names, sorted.
-func (s *Set) Families() []string {
-	return familyNames()
-}
-
 // Names returns every template name a link may give as `prompt:`, sorted:
 // the family defaults and the named templates.
 func (s *Set) Names() []string {
 	return slices.Sorted(maps.Keys(s.templates))
 }
 
-// Has reports whether name is a template of the set.
-func (s *Set) Has(name string) bool {
-	_, ok := s.templates[name]
-	return ok
-}
-
 // Article renders the article prompt of family for v: its default
 // template.
 func (s *Set) Article(family string, v Vars) (Rendered, error) {
 	if !slices.Contains(familyNames(), family) {
-		return Rendered{}, fmt.Errorf("article prompt: unknown prompt family %q (known: %s)", family, strings.Join(s.Families(), ", "))
+		return Rendered{}, fmt.Errorf("article prompt: unknown prompt family %q (known: %s)", family, strings.Join(familyNames(), ", "))
 	}
 	return s.ArticleFor(family, family, v)
 }
@@ -400,9 +389,6 @@ func parse(name, kind string, text []byte) (*template.Template, string, error) {
 	}
 	return t, m[1] + "@" + m[2], nil
 }
-
-// contractLines are the line starts every article user prompt carries.
-var contractLines = []string{"Title: ", "Category: ", "Keywords: ", "Language: ", "Target words: ", "Min sections: ", "Min section words: "}
 
 // checkArticle renders an article template with sample data and checks the
 // contract lines.
