@@ -99,12 +99,11 @@ func (p RetryPolicy) Judge(o Observation, s Standing, now time.Time) (Decision, 
 	return d, l
 }
 
-// Decide returns what to do after the failed call e; it is Judge for a
-// failure, without the lesson. It is pure: retries is the number of retries
-// already made at this provider for this job, deadline the job's deadline
-// (zero = none), nextReset the link's next cap_reset after now, and jitter
-// a source of floats in [0,1) (nil means math/rand/v2; tests and the
-// simulator pass a seeded source). A nil e is an unclassified error.
+// decide returns what to do after the failed call e (Judge's answer for a
+// failure) and the clamp of a provider delay it cut, if any. s carries the
+// retries already made at this provider for this job, the job's deadline
+// (zero = none), the link's next cap_reset and the jitter source (nil means
+// math/rand/v2).
 //
 // A per-minute 429 waits the provider's delay (RetryAfter, or ResetAt-now)
 // as a floor plus up to 10% (at most 1s) of jitter, or without a delay a
@@ -117,14 +116,6 @@ func (p RetryPolicy) Judge(o Observation, s Standing, now time.Time) (Decision, 
 // chain moves on without marking it. A request too large for the link, a
 // misconfigured link and a connection that could not be made (its cause in
 // the reason) move on at once: no wait or retry can help.
-func (p RetryPolicy) Decide(e *ProviderError, retries int, now, deadline, nextReset time.Time, jitter func() float64) Decision {
-	if e == nil {
-		e = &ProviderError{Outcome: OutcomeError}
-	}
-	d, _ := p.decide(e, Standing{Retries: retries, Deadline: deadline, NextReset: nextReset, Jitter: jitter}, now)
-	return d
-}
-
 func (p RetryPolicy) decide(e *ProviderError, s Standing, now time.Time) (Decision, *Clamp) {
 	p = p.WithDefaults()
 	s.Jitter = clampJitter(s.Jitter)

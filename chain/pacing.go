@@ -144,14 +144,9 @@ func (p *Pacer) seen(t time.Time) time.Time {
 	return p.last
 }
 
-// EstimateTokens estimates a call's token use before it is made: about four
-// characters of prompt per token plus the answer's maxTokens.
-func EstimateTokens(prompt string, maxTokens int) int {
-	return (len(prompt)+3)/4 + max(maxTokens, 0)
-}
-
-// estimate is EstimateTokens of the prompt's system and user text together,
-// without joining them.
+// estimate estimates a call's token use before it is made: about four
+// characters of the prompt's system and user text per token plus the
+// answer's maxTokens.
 func (p Prompt) estimate(maxTokens int) int {
 	return (len(p.System)+len(p.User)+3)/4 + max(maxTokens, 0)
 }

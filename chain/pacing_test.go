@@ -195,3 +195,8 @@ func TestEstimateTokens(t *testing.T) {
 		}
 	}
 }
+
+// EstimateTokens is estimate for a prompt held in one string.
+func EstimateTokens(prompt string, maxTokens int) int {
+	return (len(prompt)+3)/4 + max(maxTokens, 0)
+}

@@ -74,20 +74,6 @@ const (
 	ActionSkipRun
 )
 
-func (a Action) String() string {
-	switch a {
-	case ActionNext:
-		return "next"
-	case ActionRetry:
-		return "retry"
-	case ActionHalt:
-		return "halt"
-	case ActionSkipRun:
-		return "skip_run"
-	}
-	return fmt.Sprintf("action(%d)", int(a))
-}
-
 // Decision is the policy's answer to one failed call.
 type Decision struct {
 	Action Action

@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -388,4 +389,30 @@ func TestActionString(t *testing.T) {
 			t.Errorf("%d.String() = %q, want %q", int(a), a.String(), s)
 		}
 	}
+}
+
+// Decide is Judge for a failure without the lesson, in the arguments the
+// table tests give: retries already made, the job's deadline, the link's
+// next reset and the jitter source. A nil e is an unclassified error.
+func (p RetryPolicy) Decide(e *ProviderError, retries int, now, deadline, nextReset time.Time, jitter func() float64) Decision {
+	if e == nil {
+		e = &ProviderError{Outcome: OutcomeError}
+	}
+	d, _ := p.decide(e, Standing{Retries: retries, Deadline: deadline, NextReset: nextReset, Jitter: jitter}, now)
+	return d
+}
+
+// String names an action in test failures.
+func (a Action) String() string {
+	switch a {
+	case ActionNext:
+		return "next"
+	case ActionRetry:
+		return "retry"
+	case ActionHalt:
+		return "halt"
+	case ActionSkipRun:
+		return "skip_run"
+	}
+	return fmt.Sprintf("action(%d)", int(a))
 }

@@ -272,9 +272,6 @@ type Store interface {
 	// RecordAttempt writes one attempt's durable rows in one transaction.
 	RecordAttempt(ctx context.Context, r AttemptRecord) error
 	RecordSkip(ctx context.Context, s Skip) error
-	// ReserveCap atomically takes one request of provider's cap for the day
-	// that starts at dayStart; ok is false (and nothing taken) when used ≥ limit.
-	ReserveCap(ctx context.Context, provider string, dayStart time.Time, limit int, now time.Time) (id int64, used int, ok bool, err error)
 	// ReserveSpend atomically checks r against the day's (and month's)
 	// settled use plus the open estimates and takes the reservation when
 	// every limit holds.

@@ -76,7 +76,7 @@ func TestProgressNamesTheConnectCause(t *testing.T) {
 	pol := chain.DefaultRetryPolicy()
 	pe := &chain.ProviderError{Outcome: chain.OutcomeConnectFailed,
 		Message: `Post "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse": dial tcp: lookup generativelanguage.googleapis.com on 127.0.0.53:53: no such host`}
-	d := pol.Decide(pe, 0, time.Now(), time.Time{}, time.Time{}, nil)
+	d, _ := pol.Judge(chain.Observation{Err: pe}, chain.Standing{}, time.Now())
 	p.event(chain.Event{Job: j, Kind: "outcome", Provider: "gemini", Outcome: d.Outcome, Reason: d.Reason})
 	p.close()
 	if out := b.String(); !strings.Contains(out, "no such host") || strings.Contains(out, "waiting") || d.Wait != 0 {
