@@ -124,18 +124,10 @@ var (
 	durationPart = regexp.MustCompile(`(\d+(?:\.\d+)?)(ns|us|µs|ms|h|m|s)`)
 )
 
-// ParseMessageDelay finds the wait a provider names in an error message:
+// FindMessageDelay finds the wait a provider names in an error message:
 // "try again in 9m52.272s", "Please retry in 23.472316927s.", "try again in
-// 20 seconds". A wait longer than MaxDelay saturates to it. ok is false
-// when the message names none.
-func ParseMessageDelay(msg string) (d time.Duration, ok bool) {
-	phrase, d, ok := FindMessageDelay(msg)
-	return d, ok && phrase != ""
-}
-
-// FindMessageDelay is ParseMessageDelay that also returns the phrase that
-// named the wait ("try again in 9m52.272s"); phrase is empty when the
-// message names none.
+// 20 seconds", and the phrase that named it; phrase is empty when the
+// message names none. A wait longer than MaxDelay saturates to it.
 func FindMessageDelay(msg string) (phrase string, d time.Duration, ok bool) {
 	if m := compactDelay.FindStringSubmatch(msg); m != nil {
 		return m[0], compactDuration(m[1]), true

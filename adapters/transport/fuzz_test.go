@@ -137,3 +137,10 @@ func FuzzScrub(f *testing.F) {
 		}
 	})
 }
+
+// ParseMessageDelay is FindMessageDelay without the phrase; ok is false
+// when the message names no wait.
+func ParseMessageDelay(msg string) (d time.Duration, ok bool) {
+	phrase, d, ok := FindMessageDelay(msg)
+	return d, ok && phrase != ""
+}
