@@ -246,15 +246,6 @@ func cutAt(toks []token, i int, stack []token, limit int) (int, []token) {
 	return i + 1, st
 }
 
-// FormatAlert renders an outbox alert as Telegram HTML: a bold line with
-// the severity mark, the severity and the rule, then the text with the
-// labels of its parts (Since, Automation, Run) in bold and each `command`
-// as code. A resolved incident shows a green mark.
-func FormatAlert(a telemetry.Alert) string {
-	lines := alertLines(a)
-	return strings.Join(lines, "\n")
-}
-
 // alertHeader is the first line of an alert's message.
 func alertHeader(a telemetry.Alert) string {
 	sev := Severity(strings.ToLower(a.Severity))
@@ -270,15 +261,6 @@ func alertHeader(a telemetry.Alert) string {
 		head += " · " + a.Rule
 	}
 	return mark + " <b>" + EscapeHTML(word) + "</b> " + EscapeHTML(head)
-}
-
-// alertLines is the header and the formatted lines of a's text.
-func alertLines(a telemetry.Alert) []string {
-	out := []string{alertHeader(a)}
-	for _, l := range strings.Split(a.Text, "\n") {
-		out = append(out, formatLine(l))
-	}
-	return out
 }
 
 // formatLine renders one plain line: a known label in bold, `spans` as

@@ -170,3 +170,21 @@ func TestSplitAlertKeepsPlainRest(t *testing.T) {
 		t.Fatalf("plain parts do not give back the text")
 	}
 }
+
+// FormatAlert renders an outbox alert as Telegram HTML: a bold line with
+// the severity mark, the severity and the rule, then the text with the
+// labels of its parts (Since, Automation, Run) in bold and each `command`
+// as code. A resolved incident shows a green mark.
+func FormatAlert(a telemetry.Alert) string {
+	lines := alertLines(a)
+	return strings.Join(lines, "\n")
+}
+
+// alertLines is the header and the formatted lines of a's text.
+func alertLines(a telemetry.Alert) []string {
+	out := []string{alertHeader(a)}
+	for _, l := range strings.Split(a.Text, "\n") {
+		out = append(out, formatLine(l))
+	}
+	return out
+}
