@@ -299,15 +299,6 @@ VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (schedule, slot) DO NOTHING`,
 	return won, nil
 }
 
-// pause stops the heartbeat without releasing the lease, as a process
-// stopped by SIGSTOP does: its lease then runs out. Tests use it.
-func (p *Process) pause() {
-	if p.pg != nil {
-		p.pg.stop()
-		<-p.pg.done
-	}
-}
-
 var _ chain.DeliveryChecker = (*Store)(nil)
 
 // Keys of the transaction-level advisory locks (pg_advisory_xact_lock) that

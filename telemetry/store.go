@@ -342,12 +342,6 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) erro
 	return s.writeMode(ctx, what, writeMode{}, fn)
 }
 
-// writeSync is write; with durable set, the commit reaches the disk before
-// it returns (see tryWrite).
-func (s *Store) writeSync(ctx context.Context, what string, durable bool, fn func(tx *sql.Tx) error) error {
-	return s.writeMode(ctx, what, writeMode{durable: durable}, fn)
-}
-
 // writeMode is how a write transaction runs.
 type writeMode struct {
 	// durable: the commit reaches the disk before it returns (SQLite).

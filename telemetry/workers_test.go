@@ -488,3 +488,12 @@ func TestPostgresEndsIdleTransactions(t *testing.T) {
 		}
 	}
 }
+
+// pause stops the heartbeat without releasing the lease, as a process
+// stopped by SIGSTOP does: its lease then runs out.
+func (p *Process) pause() {
+	if p.pg != nil {
+		p.pg.stop()
+		<-p.pg.done
+	}
+}
