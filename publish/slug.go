@@ -42,27 +42,6 @@ var translit = map[rune]string{
 // Turkish and other languages drop the dots (Türkiye → turkiye).
 var german = strings.NewReplacer("ä", "ae", "Ä", "ae", "ö", "oe", "Ö", "oe", "ü", "ue", "Ü", "ue")
 
-// Slug turns a title into a URL- and file-name-safe slug: lower-case ASCII
-// letters and digits separated by single '-', at most 80 characters, cut at
-// a word boundary where possible. Turkish letters are transliterated
-// (ç→c ğ→g ı→i İ→i ö→o ş→s ü→u), other accents are stripped, ß → ss,
-// Cyrillic and Greek are transliterated. Slug never returns an empty
-// string: a title with a letter of a script that has no transliteration
-// here (Chinese, Japanese, Korean, Arabic, Hebrew, …) or with no letter at
-// all gives "untitled" (the publishers fall back to the topic id instead).
-func Slug(title string) string {
-	return SlugIn(title, "")
-}
-
-// SlugIn is Slug for a title written in language (a code such as "de" or
-// "de-AT"; "" = none): German titles write the umlauts as ae, oe, ue.
-func SlugIn(title, language string) string {
-	if s := slugify(title, language); s != "" {
-		return s
-	}
-	return "untitled"
-}
-
 // slugify is SlugIn without the fallback: it returns "" when title has a
 // letter that maps to no ASCII, or no letter or digit at all.
 func slugify(title, language string) string {

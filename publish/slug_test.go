@@ -78,3 +78,24 @@ func TestSlugLength(t *testing.T) {
 		}
 	}
 }
+
+// Slug turns a title into a URL- and file-name-safe slug: lower-case ASCII
+// letters and digits separated by single '-', at most 80 characters, cut at
+// a word boundary where possible. Turkish letters are transliterated
+// (ç→c ğ→g ı→i İ→i ö→o ş→s ü→u), other accents are stripped, ß → ss,
+// Cyrillic and Greek are transliterated. Slug never returns an empty
+// string: a title with a letter of a script that has no transliteration
+// here (Chinese, Japanese, Korean, Arabic, Hebrew, …) or with no letter at
+// all gives "untitled" (the publishers fall back to the topic id instead).
+func Slug(title string) string {
+	return SlugIn(title, "")
+}
+
+// SlugIn is Slug for a title written in language (a code such as "de" or
+// "de-AT"; "" = none): German titles write the umlauts as ae, oe, ue.
+func SlugIn(title, language string) string {
+	if s := slugify(title, language); s != "" {
+		return s
+	}
+	return "untitled"
+}

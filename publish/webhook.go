@@ -301,23 +301,6 @@ func Sign(secret, body []byte) string {
 	return "sha256=" + hex.EncodeToString(mac(secret, body))
 }
 
-// Verify reports whether header is a valid X-Signature for body under
-// secret, comparing in constant time. An empty secret never verifies.
-func Verify(secret, body []byte, header string) bool {
-	if len(secret) == 0 {
-		return false
-	}
-	h, ok := strings.CutPrefix(strings.TrimSpace(header), "sha256=")
-	if !ok {
-		return false
-	}
-	got, err := hex.DecodeString(h)
-	if err != nil || len(got) != sha256.Size {
-		return false
-	}
-	return hmac.Equal(got, mac(secret, body))
-}
-
 func mac(secret, body []byte) []byte {
 	m := hmac.New(sha256.New, secret)
 	m.Write(body)

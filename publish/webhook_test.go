@@ -3,6 +3,9 @@ package publish
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -266,4 +269,21 @@ func TestVerify(t *testing.T) {
 			t.Errorf("%s: Verify = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// Verify reports whether header is a valid X-Signature for body under
+// secret, comparing in constant time. An empty secret never verifies.
+func Verify(secret, body []byte, header string) bool {
+	if len(secret) == 0 {
+		return false
+	}
+	h, ok := strings.CutPrefix(strings.TrimSpace(header), "sha256=")
+	if !ok {
+		return false
+	}
+	got, err := hex.DecodeString(h)
+	if err != nil || len(got) != sha256.Size {
+		return false
+	}
+	return hmac.Equal(got, mac(secret, body))
 }
