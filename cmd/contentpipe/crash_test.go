@@ -228,14 +228,13 @@ func killCount(t *testing.T) int {
 
 // crashFigures are what a kill campaign measured.
 type crashFigures struct {
-	kills      int // SIGKILLs delivered to a live process
-	early      int // processes that had already exited when the kill came
-	integrity  int // integrity checks that passed (one after every kill)
-	served     int // API requests the simulators received
-	recorded   int // rows in calls
-	finalRuns  int
-	tmpLeft    int // temp files a killed publication left behind
-	maxPerKill int // most unrecorded attempts attributable to one kill
+	kills     int // SIGKILLs delivered to a live process
+	early     int // processes that had already exited when the kill came
+	integrity int // integrity checks that passed (one after every kill)
+	served    int // API requests the simulators received
+	recorded  int // rows in calls
+	finalRuns int
+	tmpLeft   int // temp files a killed publication left behind
 }
 
 // killCampaign starts `contentpipe run` kills times and SIGKILLs each at a
