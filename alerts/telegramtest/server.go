@@ -130,45 +130,20 @@ func (s *Server) fail(w http.ResponseWriter, status int, desc string) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	down, delay := s.down, s.delay
-	s.mu.Unlock()
-	if down {
-		if hj, ok := w.(http.Hijacker); ok {
-			if c, _, err := hj.Hijack(); err == nil {
-				c.Close()
-				return
-			}
-		}
-		w.WriteHeader(http.StatusBadGateway)
-		return
-	}
-	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
+	method, ok := s.route(w, r)
 	if !ok {
-		s.fail(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	token, method, ok := strings.Cut(rest, "/")
-	if !ok || token != s.Token {
-		s.fail(w, http.StatusUnauthorized, "Unauthorized")
-		return
-	}
-	if r.Method != http.MethodPost && r.Method != http.MethodGet {
-		s.fail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
-		return
-	}
-	switch method {
-	case "getMe":
+	if method == "getMe" {
 		s.mu.Lock()
 		s.getMe++
 		s.mu.Unlock()
 		write(w, 200, apiResponse{OK: true, Result: map[string]any{"id": 424242, "is_bot": true, "first_name": "contentpipe", "username": "contentpipe_test_bot"}})
 		return
-	case "sendMessage", "sendPhoto":
-	default:
-		s.fail(w, http.StatusNotFound, "Not Found: method not found")
-		return
 	}
+	s.mu.Lock()
+	delay := s.delay
+	s.mu.Unlock()
 	if delay > 0 {
 		time.Sleep(delay)
 	}
@@ -181,6 +156,68 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "Bad Request: malformed form")
 		return
 	}
+	if s.flooded(w) {
+		return
+	}
+	m, problem := s.message(r, method)
+	if problem != "" {
+		s.fail(w, http.StatusBadRequest, "Bad Request: "+problem)
+		return
+	}
+	s.mu.Lock()
+	s.nextID++
+	id := s.nextID
+	s.messages = append(s.messages, m)
+	s.mu.Unlock()
+	chatID, _ := strconv.ParseInt(m.ChatID, 10, 64)
+	write(w, 200, apiResponse{OK: true, Result: map[string]any{
+		"message_id": id, "date": time.Now().Unix(),
+		"chat": map[string]any{"id": chatID, "type": "private"}, "text": m.Text,
+	}})
+}
+
+// route answers a request the API would refuse before reading it (the
+// server down, a wrong path, token or HTTP method, an unknown API method)
+// and returns the API method otherwise.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) (method string, ok bool) {
+	s.mu.Lock()
+	down := s.down
+	s.mu.Unlock()
+	if down {
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				c.Close()
+				return "", false
+			}
+		}
+		w.WriteHeader(http.StatusBadGateway)
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
+	if !ok {
+		s.fail(w, http.StatusNotFound, "Not Found")
+		return "", false
+	}
+	token, method, ok := strings.Cut(rest, "/")
+	if !ok || token != s.Token {
+		s.fail(w, http.StatusUnauthorized, "Unauthorized")
+		return "", false
+	}
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		s.fail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return "", false
+	}
+	switch method {
+	case "getMe", "sendMessage", "sendPhoto":
+		return method, true
+	}
+	s.fail(w, http.StatusNotFound, "Not Found: method not found")
+	return "", false
+}
+
+// flooded answers 429 with retry_after while a Flood is in force (after the
+// FloodAfter requests that still pass) and reports whether it did.
+func (s *Server) flooded(w http.ResponseWriter) bool {
 	s.mu.Lock()
 	if s.floodAfter > 0 {
 		s.floodAfter--
@@ -191,13 +228,18 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		params := map[string]int{"retry_after": ra}
 		write(w, http.StatusTooManyRequests, apiResponse{OK: false, ErrorCode: 429,
 			Description: fmt.Sprintf("Too Many Requests: retry after %d", ra), Parameters: &params})
-		return
+		return true
 	}
 	s.mu.Unlock()
+	return false
+}
+
+// message reads the parsed form of a sendMessage or sendPhoto request into
+// a Message, or returns the API's complaint (after "Bad Request: ").
+func (s *Server) message(r *http.Request, method string) (Message, string) {
 	chat := r.FormValue("chat_id")
 	if chat != s.ChatID {
-		s.fail(w, http.StatusBadRequest, "Bad Request: chat not found")
-		return
+		return Message{}, "chat not found"
 	}
 	m := Message{Method: method, ChatID: chat, ParseMode: r.FormValue("parse_mode")}
 	limit := 4096
@@ -205,62 +247,41 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		m.Raw, limit = r.FormValue("caption"), 1024
 		f, hdr, err := r.FormFile("photo")
 		if err != nil {
-			s.fail(w, http.StatusBadRequest, "Bad Request: there is no photo in the request")
-			return
+			return Message{}, "there is no photo in the request"
 		}
 		buf, err := io.ReadAll(f)
 		f.Close()
 		if err != nil {
-			s.fail(w, http.StatusBadRequest, "Bad Request: photo unreadable")
-			return
+			return Message{}, "photo unreadable"
 		}
 		m.Photo, m.PhotoName = buf, hdr.Filename
 	} else {
 		m.Raw = r.FormValue("text")
 	}
+	var err error
 	switch m.ParseMode {
 	case "HTML":
-		text, err := ParseHTML(m.Raw)
-		if err != nil {
-			s.fail(w, http.StatusBadRequest, "Bad Request: can't parse entities: "+err.Error())
-			return
-		}
-		m.Text = text
+		m.Text, err = ParseHTML(m.Raw)
 	case "MarkdownV2":
-		text, err := ParseMarkdownV2(m.Raw)
-		if err != nil {
-			s.fail(w, http.StatusBadRequest, "Bad Request: can't parse entities: "+err.Error())
-			return
-		}
-		m.Text = text
+		m.Text, err = ParseMarkdownV2(m.Raw)
 	case "":
 		m.Text = m.Raw
 	default:
-		s.fail(w, http.StatusBadRequest, "Bad Request: unsupported parse_mode "+m.ParseMode)
-		return
+		return Message{}, "unsupported parse_mode " + m.ParseMode
+	}
+	if err != nil {
+		return Message{}, "can't parse entities: " + err.Error()
 	}
 	if method == "sendMessage" && strings.TrimSpace(m.Text) == "" {
-		s.fail(w, http.StatusBadRequest, "Bad Request: message text is empty")
-		return
+		return Message{}, "message text is empty"
 	}
 	if n := len(utf16.Encode([]rune(m.Text))); n > limit {
 		if method == "sendPhoto" {
-			s.fail(w, http.StatusBadRequest, "Bad Request: message caption is too long")
-		} else {
-			s.fail(w, http.StatusBadRequest, "Bad Request: message is too long")
+			return Message{}, "message caption is too long"
 		}
-		return
+		return Message{}, "message is too long"
 	}
-	s.mu.Lock()
-	s.nextID++
-	id := s.nextID
-	s.messages = append(s.messages, m)
-	s.mu.Unlock()
-	chatID, _ := strconv.ParseInt(chat, 10, 64)
-	write(w, 200, apiResponse{OK: true, Result: map[string]any{
-		"message_id": id, "date": time.Now().Unix(),
-		"chat": map[string]any{"id": chatID, "type": "private"}, "text": m.Text,
-	}})
+	return m, ""
 }
 
 // reservedError is the real server's complaint about an unescaped
@@ -277,109 +298,137 @@ var entityNames = map[string]string{"*": "Bold", "_": "Italic", "__": "Underline
 // end. Inside code and pre only ` and \ are special; inside a link URL only
 // ) and \.
 func ParseMarkdownV2(text string) (string, error) {
-	var (
-		out   strings.Builder
-		stack []string
-		start []int
-	)
-	top := func() string {
-		if len(stack) == 0 {
-			return ""
-		}
-		return stack[len(stack)-1]
-	}
-	toggle := func(m string, at int) {
-		if top() == m {
-			stack, start = stack[:len(stack)-1], start[:len(start)-1]
-			return
-		}
-		stack, start = append(stack, m), append(start, at)
-	}
-	lineStart := true
+	p := &mdParser{text: text, lineStart: true}
 	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		inCode := top() == "`" || top() == "```"
-		switch {
-		case r == '\\':
-			if i+1 >= len(text) {
-				return "", reservedError('\\')
-			}
-			n, nsize := utf8.DecodeRuneInString(text[i+1:])
-			if n < 1 || n > 126 {
-				return "", reservedError('\\')
-			}
-			out.WriteRune(n)
-			i += 1 + nsize
-			lineStart = false
-			continue
-		case inCode:
-			if r == '`' {
-				if top() == "```" {
-					if !strings.HasPrefix(text[i:], "```") {
-						return "", reservedError('`')
-					}
-					toggle("```", i)
-					i += 3
-					continue
-				}
-				toggle("`", i)
-				i++
-				continue
-			}
-			out.WriteRune(r)
-		case r == '`':
-			if strings.HasPrefix(text[i:], "```") {
-				toggle("```", i)
-				i += 3
-				continue
-			}
-			toggle("`", i)
-		case r == '*' || r == '~':
-			toggle(string(r), i)
-		case r == '_':
-			if strings.HasPrefix(text[i:], "__") {
-				toggle("__", i)
-				i += 2
-				continue
-			}
-			toggle("_", i)
-		case r == '|':
-			if !strings.HasPrefix(text[i:], "||") {
-				return "", reservedError('|')
-			}
-			toggle("||", i)
-			i += 2
-			continue
-		case r == '[':
-			stack, start = append(stack, "["), append(start, i)
-		case r == ']':
-			if top() != "[" || !strings.HasPrefix(text[i:], "](") {
-				return "", reservedError(']')
-			}
-			j := i + 2
-			for ; j < len(text) && text[j] != ')'; j++ {
-				if text[j] == '\\' {
-					j++
-				}
-			}
-			if j >= len(text) {
-				return "", fmt.Errorf("Can't find end of a URL at byte offset %d", i)
-			}
-			stack, start = stack[:len(stack)-1], start[:len(start)-1]
-			i = j + 1
-			continue
-		case r == '>' && lineStart:
-			// a block quotation
-		case r < utf8.RuneSelf && strings.ContainsRune("_*[]()~`>#+-=|{}.!", r):
-			return "", reservedError(r)
-		default:
-			out.WriteRune(r)
+		next, err := p.step(i)
+		if err != nil {
+			return "", err
 		}
-		lineStart = r == '\n'
-		i += size
+		i = next
 	}
-	if len(stack) > 0 {
-		return "", fmt.Errorf("Can't find end of %s entity at byte offset %d", entityNames[top()], start[len(start)-1])
+	if len(p.stack) > 0 {
+		return "", fmt.Errorf("Can't find end of %s entity at byte offset %d", entityNames[p.top()], p.start[len(p.start)-1])
 	}
-	return out.String(), nil
+	return p.out.String(), nil
+}
+
+// mdParser is ParseMarkdownV2's state: the displayed text so far, the open
+// entity markers with their byte offsets, and whether the next rune starts
+// a line.
+type mdParser struct {
+	text      string
+	out       strings.Builder
+	stack     []string
+	start     []int
+	lineStart bool
+}
+
+func (p *mdParser) top() string {
+	if len(p.stack) == 0 {
+		return ""
+	}
+	return p.stack[len(p.stack)-1]
+}
+
+// toggle closes marker m when it is the innermost open one, else opens it
+// at byte offset at.
+func (p *mdParser) toggle(m string, at int) {
+	if p.top() == m {
+		p.stack, p.start = p.stack[:len(p.stack)-1], p.start[:len(p.start)-1]
+		return
+	}
+	p.stack, p.start = append(p.stack, m), append(p.start, at)
+}
+
+// step reads the token at byte offset i and returns where the next one
+// starts.
+func (p *mdParser) step(i int) (int, error) {
+	text := p.text
+	r, size := utf8.DecodeRuneInString(text[i:])
+	switch {
+	case r == '\\':
+		if i+1 >= len(text) {
+			return 0, reservedError('\\')
+		}
+		n, nsize := utf8.DecodeRuneInString(text[i+1:])
+		if n < 1 || n > 126 {
+			return 0, reservedError('\\')
+		}
+		p.out.WriteRune(n)
+		p.lineStart = false
+		return i + 1 + nsize, nil
+	case p.top() == "`" || p.top() == "```":
+		return p.code(i, r, size)
+	case r == '`':
+		if strings.HasPrefix(text[i:], "```") {
+			p.toggle("```", i)
+			return i + 3, nil
+		}
+		p.toggle("`", i)
+	case r == '*' || r == '~':
+		p.toggle(string(r), i)
+	case r == '_':
+		if strings.HasPrefix(text[i:], "__") {
+			p.toggle("__", i)
+			return i + 2, nil
+		}
+		p.toggle("_", i)
+	case r == '|':
+		if !strings.HasPrefix(text[i:], "||") {
+			return 0, reservedError('|')
+		}
+		p.toggle("||", i)
+		return i + 2, nil
+	case r == '[':
+		p.stack, p.start = append(p.stack, "["), append(p.start, i)
+	case r == ']':
+		return p.closeLink(i)
+	case r == '>' && p.lineStart:
+		// a block quotation
+	case r < utf8.RuneSelf && strings.ContainsRune("_*[]()~`>#+-=|{}.!", r):
+		return 0, reservedError(r)
+	default:
+		p.out.WriteRune(r)
+	}
+	p.lineStart = r == '\n'
+	return i + size, nil
+}
+
+// code reads rune r at i inside code or pre, where only the closing
+// backticks are special.
+func (p *mdParser) code(i int, r rune, size int) (int, error) {
+	if r != '`' {
+		p.out.WriteRune(r)
+		p.lineStart = r == '\n'
+		return i + size, nil
+	}
+	if p.top() == "```" {
+		if !strings.HasPrefix(p.text[i:], "```") {
+			return 0, reservedError('`')
+		}
+		p.toggle("```", i)
+		return i + 3, nil
+	}
+	p.toggle("`", i)
+	return i + 1, nil
+}
+
+// closeLink reads the "](url)" that ends a link's text at i; inside the URL
+// only ) and \ are special.
+func (p *mdParser) closeLink(i int) (int, error) {
+	text := p.text
+	if p.top() != "[" || !strings.HasPrefix(text[i:], "](") {
+		return 0, reservedError(']')
+	}
+	j := i + 2
+	for ; j < len(text) && text[j] != ')'; j++ {
+		if text[j] == '\\' {
+			j++
+		}
+	}
+	if j >= len(text) {
+		return 0, fmt.Errorf("Can't find end of a URL at byte offset %d", i)
+	}
+	p.stack, p.start = p.stack[:len(p.stack)-1], p.start[:len(p.start)-1]
+	return j + 1, nil
 }
