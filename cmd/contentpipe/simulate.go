@@ -105,25 +105,9 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 		}
 		return a.adviseFromHistory(ctx, o, order)
 	}
-	model, world, err := simulatedWorld(o)
+	wc, err := a.scenarioConfig(ctx, cfg, o)
 	if err != nil {
-		return exitWith(exitConfig, err)
-	}
-	tpl, err := buildChain(ctx, cfg, nil)
-	if err != nil {
-		return exitWith(exitConfig, err)
-	}
-	specs, err := linkSpecs(cfg, model, o.faults, a.configPath)
-	if err != nil {
-		return exitWith(exitConfig, err)
-	}
-	runs, err := runTimes(cfg.Schedule.Run, world.Start())
-	if err != nil {
-		return exitWith(exitConfig, fmt.Errorf("schedule.run: %w", err))
-	}
-	backlog, err := a.simulatedBacklog(cfg, o)
-	if err != nil {
-		return exitWith(exitConfig, err)
+		return err
 	}
 	dir, cleanup, err := scenarioDir(o.db)
 	if err != nil {
@@ -137,15 +121,56 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 	}
 	prog := newSimProgress(a.stderr, o.progress, names, o.days)
 	defer prog.clear()
-	if _, err := runTimes(cfg.Schedule.Report, world.Start()); err != nil {
-		return exitWith(exitConfig, fmt.Errorf("schedule.report: %w", err))
+	wc.Dir, wc.DayDone = dir, prog.day
+	wc.Progress = func(s string, done bool) {
+		if done {
+			prog.clear()
+			a.log.Info("simulate: scenario done", "scenario", s, "elapsed", time.Since(started).Round(time.Millisecond))
+		}
 	}
-	rep, err := whatif.Run(ctx, whatif.Config{
+	rep, err := whatif.Run(ctx, wc)
+	prog.clear()
+	if err != nil {
+		return err
+	}
+	return a.printSimulation(ctx, o, rep, order, started)
+}
+
+// scenarioConfig is what every scenario of a simulation shares: the chain
+// built from cfg, the world and fault model of the --faults file, the run
+// and report times of the schedule, and run's backlog, caps and limits.
+// Dir, Progress and DayDone are the caller's. Its errors are exit-code
+// config errors.
+func (a *app) scenarioConfig(ctx context.Context, cfg *config.Config, o simulateOptions) (whatif.Config, error) {
+	model, world, err := simulatedWorld(o)
+	if err != nil {
+		return whatif.Config{}, exitWith(exitConfig, err)
+	}
+	tpl, err := buildChain(ctx, cfg, nil)
+	if err != nil {
+		return whatif.Config{}, exitWith(exitConfig, err)
+	}
+	specs, err := linkSpecs(cfg, model, o.faults, a.configPath)
+	if err != nil {
+		return whatif.Config{}, exitWith(exitConfig, err)
+	}
+	runs, err := runTimes(cfg.Schedule.Run, world.Start())
+	if err != nil {
+		return whatif.Config{}, exitWith(exitConfig, fmt.Errorf("schedule.run: %w", err))
+	}
+	backlog, err := a.simulatedBacklog(cfg, o)
+	if err != nil {
+		return whatif.Config{}, exitWith(exitConfig, err)
+	}
+	if _, err := runTimes(cfg.Schedule.Report, world.Start()); err != nil {
+		return whatif.Config{}, exitWith(exitConfig, fmt.Errorf("schedule.report: %w", err))
+	}
+	return whatif.Config{
 		Chain: tpl, Specs: specs, World: world, ProviderDownAfter: cfg.Alerts.ProviderDownAfter,
 		// The backlog, its ceiling and run limit and the backlog_low rule
 		// of run.
 		Backlog: backlog, PostsPerDay: cfg.Job.PostsPerDay, PostsPerRun: cfg.Job.PostsPerRun, BacklogLowDays: cfg.Alerts.BacklogLowDays,
-		RunTimes: runs, Dir: dir, Scenarios: o.scenarios,
+		RunTimes: runs, Scenarios: o.scenarios,
 		// The same caps and token and money limits as the alert rules
 		// after a real run, and the weekly report's decay detectors.
 		Limits: func(links []*chain.Link, now time.Time) ([]alerts.CapLimit, []alerts.SpendCheck) {
@@ -159,20 +184,16 @@ func (a *app) simulate(ctx context.Context, o simulateOptions) error {
 			return r
 		},
 		Open: func(path string) (whatif.Store, error) { return telemetry.OpenScratch(path) },
-		Progress: func(s string, done bool) {
-			if done {
-				prog.clear()
-				a.log.Info("simulate: scenario done", "scenario", s, "elapsed", time.Since(started).Round(time.Millisecond))
-			}
-		},
-		DayDone: prog.day,
-	})
-	prog.clear()
-	if err != nil {
-		return err
-	}
+	}, nil
+}
+
+// printSimulation writes the report of a simulation in o's format: the
+// table (or JSON), the advice with --advise, and where --db kept the
+// scenario databases.
+func (a *app) printSimulation(ctx context.Context, o simulateOptions, rep *whatif.Report, order []string, started time.Time) error {
 	var adv *whatif.Advice
 	if o.advise {
+		var err error
 		if adv, err = adviseScenarios(ctx, rep, order); err != nil {
 			return err
 		}
