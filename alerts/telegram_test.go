@@ -113,7 +113,7 @@ func productAlerts(t *testing.T, store *telemetry.Store) {
 	nasty := `{"error":{"code":503,"message":"The model is overloaded. Please try again later (see https://ai.google.dev/_docs#x-y).","status":"UNAVAILABLE","path":"C:\\srv\\gw"}}`
 	run := func(c *chain.Chain, topic, title string) {
 		r := &chain.Runner{Chain: c, Jobs: store, Publisher: tgNopPublisher{}, Notifier: out, Owner: chain.Owner{Host: "h", PID: 1}}
-		r.Run(ctx, []chain.Job{{ID: chain.JobID(topic, "2026-11-29"), Topic: topic, Slot: "2026-11-29", Title: title, Language: "en", TargetWords: 300}}, 1)
+		r.Run(ctx, []chain.Job{{ID: "2026-11-29/" + topic, Topic: topic, Slot: "2026-11-29", Title: title, Language: "en", TargetWords: 300}}, 1)
 	}
 	run(mk(tgProvider{err: &chain.ProviderError{Status: 503, Outcome: chain.OutcomeServerError, Message: nasty}},
 		tgProvider{err: &chain.ProviderError{Status: 0, Outcome: chain.OutcomeTimeoutFirstToken, Message: "no first token after 60s (stream_idle) -- giving up!"}}),

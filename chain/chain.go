@@ -74,10 +74,6 @@ type Job struct {
 	TargetWords int
 }
 
-// JobID derives a job's idempotency key from the work unit (topic id and
-// slot date), never from the prompt text.
-func JobID(topic, slot string) string { return slot + "/" + topic }
-
 // Prompt is a rendered request for one provider family.
 type Prompt struct {
 	System, User, Version string

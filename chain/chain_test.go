@@ -379,3 +379,6 @@ func TestExhaustionFromAClockAheadExpires(t *testing.T) {
 		t.Fatalf("winner %+v: groq called while exhausted for 5 more hours", res.Winner)
 	}
 }
+
+// JobID is a test job's id: its slot date, a slash, its topic id.
+func JobID(topic, slot string) string { return slot + "/" + topic }
