@@ -279,8 +279,9 @@ func (c *Chain) tooLargeFor(ctx context.Context, job Job) (map[string]bool, erro
 // DefaultDeadline is the budget of one job when Chain.Deadline is 0.
 const DefaultDeadline = 15 * time.Minute
 
-// DefaultMaxTokens is the output ceiling of a link whose config sets no
-// max_tokens: sent with each request, and reserved for in the spend budget.
+// DefaultMaxTokens is the output ceiling a link gets when its config names
+// no max_tokens (sent with each request), and the one the spend budget
+// reserves for a link whose MaxTokens is 0.
 const DefaultMaxTokens = defaultMaxOutput
 
 // JobDeadline returns the budget of one job: Deadline, or DefaultDeadline.
