@@ -46,6 +46,9 @@ type simulateOptions struct {
 	progress bool
 	// wide: the table with every column, lines not wrapped.
 	wide bool
+	// cpuProfile, memProfile: hidden flags, where to write the run's CPU
+	// and heap profiles (BENCHMARKS.md, "Where simulate's time goes").
+	cpuProfile, memProfile string
 }
 
 func (a *app) simulateCmd() *cobra.Command {
@@ -68,7 +71,15 @@ in words follows the table: who wins which figure, why, and what to change.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.seedSet = cmd.Flags().Changed("seed")
 			o.postsPerDaySet = cmd.Flags().Changed("posts-per-day")
-			return a.simulate(cmd.Context(), o)
+			stop, err := startProfiles(o.cpuProfile, o.memProfile)
+			if err != nil {
+				return err
+			}
+			err = a.simulate(cmd.Context(), o)
+			if perr := stop(); err == nil {
+				err = perr
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -83,6 +94,10 @@ in words follows the table: who wins which figure, why, and what to change.`,
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "run only these scenarios (chain, single, cost-order, naive); default all")
 	f.BoolVar(&o.progress, "progress", false, "show the days simulated on stderr even when it is not a terminal (on a terminal it is always shown)")
 	f.BoolVar(&o.wide, "wide", false, "table: every column (blackout hours and count, wasted $, p50, calls, warning and info alerts, twice, drift, spend) and unwrapped lines, instead of what fits 100 columns")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the simulation to this file")
+	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile at the end of the simulation to this file")
+	_ = f.MarkHidden("cpuprofile")
+	_ = f.MarkHidden("memprofile")
 	return cmd
 }
 
