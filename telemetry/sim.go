@@ -3,24 +3,32 @@ package telemetry
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
-// OpenScratch opens a throwaway database for `contentpipe simulate`: the
-// same schema, statements and code paths as Open, but in memory on a single
-// connection, because a simulated year writes hundreds of thousands of
+// OpenScratch opens a throwaway database for `contentpipe simulate` on the
+// file path, which must not exist yet: the same schema, statements and code
+// paths as Open, tuned for a simulated year of hundreds of thousands of
 // short transactions whose durability does not matter (a crash loses a
-// what-if run, never production data). It adds scratchIndexes. Close drops
-// them and writes the database to path as a normal SQLite file (for
-// contentpipe sql and --advise); path must not exist yet. Never use it for
-// the production database.
+// what-if run, never production data). One connection holds the file
+// locked for the process, the rollback journal in memory, no fsync, and a
+// bounded page cache, so memory does not grow with the simulated days (the
+// pages live in the file, the operating system caches it). After the
+// schema, every transaction of the store runs as a savepoint inside an
+// outer transaction that commits every scratchBatch of them (scratchConn):
+// a store transaction's commit or rollback is the savepoint's, and a page
+// written by many of them is written to the file once per batch. It adds
+// scratchIndexes; Close drops them and commits, so the file is a normal
+// SQLite database with the production schema (for contentpipe sql and
+// --advise). Never use it for the production database.
 func OpenScratch(path string) (*Store, error) {
 	if _, err := os.Stat(path); err == nil {
 		return nil, fmt.Errorf("open scratch database %s: the file exists (remove it, or pick another directory)", path)
@@ -28,34 +36,47 @@ func OpenScratch(path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create scratch database directory: %w", err)
 	}
-	name := fmt.Sprintf("contentpipe-scratch-%d", scratchSeq.Add(1))
-	dsn := fmt.Sprintf("file:%s?mode=memory&cache=private&_busy_timeout=%d&_foreign_keys=1&_stmt_cache_size=32&_txlock=immediate",
-		name, BusyTimeout.Milliseconds())
-	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), path: path, backend: BackendSQLite, scratch: true}
-	// One connection that never closes: the database lives in it.
+	dsn, err := buildDSN(path, false)
+	if err != nil {
+		return nil, err
+	}
+	dsn = strings.NewReplacer("_journal_mode=WAL", "_journal_mode=MEMORY", "_synchronous=NORMAL", "_synchronous=OFF").Replace(dsn) +
+		fmt.Sprintf("&_locking_mode=EXCLUSIVE&_cache_size=-%d", scratchCacheKiB)
+	s := &Store{db: sql.OpenDB(scratchConnector{connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}}), path: path, backend: BackendSQLite, scratch: true}
+	// One connection that never closes: it holds the lock and the outer
+	// transaction.
 	s.db.SetMaxOpenConns(1)
 	s.db.SetMaxIdleConns(1)
 	s.db.SetConnMaxLifetime(0)
 	s.db.SetConnMaxIdleTime(0)
 	ctx := context.Background()
-	if err := s.db.PingContext(ctx); err != nil {
+	fail := func(err error) (*Store, error) {
 		s.db.Close()
 		return nil, fmt.Errorf("open scratch database %s: %w", path, err)
 	}
+	if err := s.db.PingContext(ctx); err != nil {
+		return fail(err)
+	}
 	if err := s.migrate(ctx); err != nil {
-		s.db.Close()
-		return nil, fmt.Errorf("open scratch database %s: %w", path, err)
+		return fail(err)
 	}
 	for _, ix := range scratchIndexes {
 		if _, err := s.db.ExecContext(ctx, "CREATE INDEX "+ix.name+" ON "+ix.on); err != nil {
-			s.db.Close()
-			return nil, fmt.Errorf("open scratch database %s: index %s: %w", path, ix.name, err)
+			return fail(fmt.Errorf("index %s: %w", ix.name, err))
 		}
+	}
+	if err := s.scratchRaw(ctx, (*scratchConn).startBatch); err != nil {
+		return fail(err)
 	}
 	return s, nil
 }
 
-var scratchSeq atomic.Int64
+// scratchCacheKiB is each scratch database's page cache.
+const scratchCacheKiB = 32 << 10
+
+// scratchBatch is how many store transactions one outer transaction of a
+// scratch database holds.
+const scratchBatch = 512
 
 // scratchIndexes are covering indexes for the statements a reservation
 // runs for every call (ReserveSpend: a link's day, the chain's day), so
@@ -67,18 +88,16 @@ var scratchIndexes = []struct{ name, on string }{
 	{"scratch_cap_reservations_ts", "cap_reservations (ts, settled, sent, est_usd, usd)"},
 }
 
-// closeScratch drops scratchIndexes, writes the in-memory database to its
-// file, then closes it.
+// closeScratch commits the outer transaction, drops scratchIndexes and
+// closes the file.
 func (s *Store) closeScratch() error {
 	ctx := context.Background()
-	var err error
+	err := s.scratchRaw(ctx, (*scratchConn).endBatch)
 	for _, ix := range scratchIndexes {
-		if _, err = s.db.ExecContext(ctx, "DROP INDEX IF EXISTS "+ix.name); err != nil {
+		if err != nil {
 			break
 		}
-	}
-	if err == nil {
-		_, err = s.db.ExecContext(ctx, "VACUUM INTO ?", s.path)
+		_, err = s.db.ExecContext(ctx, "DROP INDEX IF EXISTS "+ix.name)
 	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
@@ -87,6 +106,114 @@ func (s *Store) closeScratch() error {
 		return fmt.Errorf("write scratch database %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// scratchRaw runs fn on the scratch database's one connection.
+func (s *Store) scratchRaw(ctx context.Context, fn func(*scratchConn) error) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error { return fn(dc.(*scratchConn)) })
+}
+
+// scratchConnector opens scratchConns.
+type scratchConnector struct{ connector }
+
+func (c scratchConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scratchConn{SQLiteConn: dc.(*sqlite3.SQLiteConn)}
+	// Each savepoint keeps the pages it changes in a statement journal:
+	// in memory, not in a temporary file.
+	if err := sc.exec("PRAGMA temp_store = MEMORY"); err != nil {
+		sc.Close()
+		return nil, err
+	}
+	return sc, nil
+}
+
+// scratchConn is a scratch database's connection. Once startBatch ran, it
+// holds an outer transaction, and a transaction begun on it is a savepoint
+// in it; every scratchBatch released savepoints the outer transaction
+// commits and a new one begins.
+type scratchConn struct {
+	*sqlite3.SQLiteConn
+	batching bool
+	released int
+}
+
+func (c *scratchConn) exec(qs ...string) error {
+	for _, q := range qs {
+		if _, err := c.SQLiteConn.ExecContext(context.Background(), q, nil); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+func (c *scratchConn) startBatch() error {
+	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	c.batching, c.released = true, 0
+	return nil
+}
+
+// endBatch commits the outer transaction.
+func (c *scratchConn) endBatch() error {
+	if !c.batching {
+		return nil
+	}
+	c.batching = false
+	return c.exec("COMMIT")
+}
+
+// ExecContext is the driver's, but for the synchronous level a durable
+// write of the store sets around its transaction: SQLite refuses it inside
+// the outer transaction, and a scratch file never syncs.
+func (c *scratchConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	if c.batching && strings.HasPrefix(q, "PRAGMA synchronous") {
+		return driver.RowsAffected(0), nil
+	}
+	return c.SQLiteConn.ExecContext(ctx, q, args)
+}
+
+func (c *scratchConn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+func (c *scratchConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if !c.batching {
+		return c.SQLiteConn.BeginTx(ctx, opts)
+	}
+	if err := c.exec("SAVEPOINT scratch_tx"); err != nil {
+		return nil, err
+	}
+	return scratchTx{c}, nil
+}
+
+// scratchTx is a store transaction on a batching scratchConn.
+type scratchTx struct{ c *scratchConn }
+
+func (t scratchTx) Commit() error {
+	if err := t.c.exec("RELEASE scratch_tx"); err != nil {
+		return err
+	}
+	if t.c.released++; t.c.released < scratchBatch {
+		return nil
+	}
+	if err := t.c.endBatch(); err != nil {
+		return err
+	}
+	return t.c.startBatch()
+}
+
+func (t scratchTx) Rollback() error {
+	return t.c.exec("ROLLBACK TO scratch_tx", "RELEASE scratch_tx")
 }
 
 // JobTotals are the whole-database figures of the jobs table, as

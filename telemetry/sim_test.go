@@ -2,7 +2,8 @@ package telemetry
 
 import (
 	"context"
-	"os"
+	"database/sql"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -126,8 +127,22 @@ func TestScratchIsWrittenOnClose(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	if _, err := os.Stat(path); err == nil {
-		t.Fatal("the scratch database touched its file before Close")
+	// A store transaction that fails is undone alone (its savepoint), and a
+	// durable one commits like the others.
+	errFail := errors.New("fail")
+	if err := s.write(ctx, "fails", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM jobs"); err != nil {
+			return err
+		}
+		return errFail
+	}); !errors.Is(err, errFail) {
+		t.Fatalf("a failing write: %v", err)
+	}
+	if err := s.writeMode(ctx, "durable", writeMode{durable: true}, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "UPDATE jobs SET title = 'durable'")
+		return err
+	}); err != nil {
+		t.Fatalf("a durable write: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -139,6 +154,10 @@ func TestScratchIsWrittenOnClose(t *testing.T) {
 	defer r.Close()
 	if tot, err := r.JobTotals(ctx, "gemini"); err != nil || tot.Jobs != 1 {
 		t.Fatalf("the written file has %+v (%v), want the one job", tot, err)
+	}
+	var title string
+	if err := r.db.QueryRowContext(ctx, "SELECT title FROM jobs").Scan(&title); err != nil || title != "durable" {
+		t.Fatalf("the job's title %q (%v), want the durable write's", title, err)
 	}
 	if _, err := OpenScratch(path); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Fatalf("a scratch database over an existing file: %v, want an error naming it", err)

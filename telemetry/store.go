@@ -62,7 +62,7 @@ type Store struct {
 	path     string // the SQLite file, or the PostgreSQL URL redacted (RedactURL)
 	backend  string // BackendSQLite or BackendPostgres
 	readOnly bool
-	scratch  bool // OpenScratch: in memory until Close writes it to path
+	scratch  bool // OpenScratch: Close commits its batch and drops its own indexes
 	// OwnerLease and DeliveryWindow, when set (right after Open, before
 	// Register), replace DefaultOwnerLease and DefaultDeliveryWindow; see
 	// lease.go.
