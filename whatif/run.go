@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Seed: w.seed, Days: w.days, PostsPerDay: cfg.load(), Start: w.start, Rows: make([]Row, len(names))}
 	_, rep.Drift = w.DriftStart()
 	rep.Mechanisms = w.model.mechanisms()
-	gate := &memoGate{g: cfg.Chain.Gate, m: map[gateKey]quality.Result{}}
+	gate := &memoGate{g: cfg.Chain.Gate}
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	var progress sync.Mutex
@@ -146,13 +146,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // memoGate remembers the real gate's verdicts by answer text and spec. The
 // gate is a pure function of those, and the scenarios meet the same answers
-// for the same jobs, so each distinct answer is scored once. It is safe for
-// concurrent use.
+// for the same jobs, so each distinct answer is scored once. It keeps two
+// generations of at most memoGateGen verdicts (the current one and the
+// one before), so that its memory does not grow with the simulated days:
+// the scenarios run at once, about the same jobs at about the same time.
+// It is safe for concurrent use.
 type memoGate struct {
-	g  chain.Gate
-	mu sync.Mutex
-	m  map[gateKey]quality.Result
+	g        chain.Gate
+	mu       sync.Mutex
+	m, older map[gateKey]quality.Result
 }
+
+// memoGateGen is the size of one generation of memoGate.
+const memoGateGen = 8192
 
 type gateKey struct {
 	sum  [32]byte
@@ -163,15 +169,29 @@ func (m *memoGate) Evaluate(text string, spec quality.Spec) quality.Result {
 	k := gateKey{sum: sha256.Sum256([]byte(text)), spec: spec}
 	m.mu.Lock()
 	r, ok := m.m[k]
+	if !ok {
+		if r, ok = m.older[k]; ok {
+			m.put(k, r)
+		}
+	}
 	m.mu.Unlock()
 	if ok {
 		return r
 	}
 	r = m.g.Evaluate(text, spec)
 	m.mu.Lock()
-	m.m[k] = r
+	m.put(k, r)
 	m.mu.Unlock()
 	return r
+}
+
+// put adds a verdict to the current generation, which becomes the older
+// one when full. The caller holds mu.
+func (m *memoGate) put(k gateKey, r quality.Result) {
+	if m.m == nil || len(m.m) >= memoGateGen {
+		m.older, m.m = m.m, make(map[gateKey]quality.Result, memoGateGen)
+	}
+	m.m[k] = r
 }
 
 // backlog is the simulated backlog: Backlog, else DailyTopics of

@@ -1,12 +1,15 @@
 package whatif
 
 import (
-	"github.com/contentpipe/contentpipe/adapters/sim"
+	"fmt"
 	"reflect"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/contentpipe/contentpipe/adapters/sim"
+	"github.com/contentpipe/contentpipe/quality"
 )
 
 func TestSameSeedSameTable(t *testing.T) {
@@ -231,5 +234,32 @@ func TestConcurrentRunsGiveOneTable(t *testing.T) {
 		if r.Calls <= r.Published {
 			t.Errorf("%s: %d calls for %d publications: no faults bound", r.Scenario, r.Calls, r.Published)
 		}
+	}
+}
+
+// countGate counts the verdicts it is asked for.
+type countGate struct{ n int }
+
+func (g *countGate) Evaluate(string, quality.Spec) quality.Result {
+	g.n++
+	return quality.Result{Pass: true}
+}
+
+// TestMemoGateBounded: the gate's memo scores each answer once while it is
+// recent, and its memory stays bounded however many answers a long
+// simulation meets.
+func TestMemoGateBounded(t *testing.T) {
+	g := &countGate{}
+	m := &memoGate{g: g}
+	spec := quality.Spec{Language: "en", TargetWords: 1500}
+	for i := range 3 * memoGateGen {
+		m.Evaluate(fmt.Sprintf("answer %d", i), spec)
+		m.Evaluate(fmt.Sprintf("answer %d", i), spec)
+	}
+	if g.n != 3*memoGateGen {
+		t.Errorf("the gate scored %d answers, want each of the %d once", g.n, 3*memoGateGen)
+	}
+	if n := len(m.m) + len(m.older); n > 2*memoGateGen {
+		t.Errorf("the memo holds %d verdicts, want at most %d", n, 2*memoGateGen)
 	}
 }
