@@ -158,7 +158,7 @@ type memoGate struct {
 }
 
 // memoGateGen is the size of one generation of memoGate.
-const memoGateGen = 8192
+const memoGateGen = 4096
 
 type gateKey struct {
 	sum  [32]byte
