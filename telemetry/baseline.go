@@ -18,22 +18,32 @@ var _ chain.BaselineSource = (*Store)(nil)
 // first token (first_token_ms 0) count for the total only. Calls is 0
 // when there is none.
 func (s *Store) LatencyBaseline(ctx context.Context, provider string, since time.Time) (chain.LatencyBaseline, error) {
-	var totals, firsts []int64
-	err := s.each(ctx, `SELECT latency_ms, first_token_ms FROM calls
-WHERE provider = ? AND ts >= ? AND purpose = 'job' AND outcome IN ('ok', 'rejected')`,
-		[]any{provider, FormatTime(since)}, func(r *sql.Rows) error {
-			var total, first int64
-			if err := r.Scan(&total, &first); err != nil {
-				return err
-			}
-			totals = append(totals, total)
-			if first > 0 {
-				firsts = append(firsts, first)
-			}
-			return nil
-		})
+	b, err := s.latencyMedians(ctx, `SELECT latency_ms, first_token_ms FROM calls
+WHERE provider = ? AND ts >= ? AND purpose = 'job' AND outcome IN ('ok', 'rejected')`, provider, FormatTime(since))
 	if err != nil {
-		return chain.LatencyBaseline{}, fmt.Errorf("latency baseline of %s: %w", provider, s.queryErr(err))
+		return b, fmt.Errorf("latency baseline of %s: %w", provider, err)
+	}
+	return b, nil
+}
+
+// latencyMedians reads (latency_ms, first_token_ms) rows of query and
+// returns their medians; a first token of 0 (not measured) counts for the
+// total only.
+func (s *Store) latencyMedians(ctx context.Context, query string, args ...any) (chain.LatencyBaseline, error) {
+	var totals, firsts []int64
+	err := s.each(ctx, query, args, func(r *sql.Rows) error {
+		var total, first int64
+		if err := r.Scan(&total, &first); err != nil {
+			return err
+		}
+		totals = append(totals, total)
+		if first > 0 {
+			firsts = append(firsts, first)
+		}
+		return nil
+	})
+	if err != nil {
+		return chain.LatencyBaseline{}, s.queryErr(err)
 	}
 	return chain.LatencyBaseline{Calls: len(totals), FirstToken: medianMS(firsts), Total: medianMS(totals)}, nil
 }
@@ -66,24 +76,14 @@ const healthBaselineCalls = 20
 // answered health calls (purpose health, outcome ok) before before, for a
 // link without job calls.
 func (s *Store) HealthBaseline(ctx context.Context, provider string, before time.Time) (chain.LatencyBaseline, error) {
-	var totals, firsts []int64
-	err := s.each(ctx, `SELECT latency_ms, first_token_ms FROM calls
+	b, err := s.latencyMedians(ctx, `SELECT latency_ms, first_token_ms FROM calls
 WHERE provider = ? AND ts < ? AND purpose = 'health' AND outcome = 'ok' ORDER BY ts DESC LIMIT ?`,
-		[]any{provider, FormatTime(before), healthBaselineCalls}, func(r *sql.Rows) error {
-			var total, first int64
-			if err := r.Scan(&total, &first); err != nil {
-				return err
-			}
-			totals = append(totals, total)
-			if first > 0 {
-				firsts = append(firsts, first)
-			}
-			return nil
-		})
+		provider, FormatTime(before), healthBaselineCalls)
 	if err != nil {
-		return chain.LatencyBaseline{}, fmt.Errorf("health baseline of %s: %w", provider, s.queryErr(err))
+		return b, fmt.Errorf("health baseline of %s: %w", provider, err)
 	}
-	return chain.LatencyBaseline{Calls: len(totals), FirstToken: medianMS(firsts), Total: medianMS(totals), Health: len(totals) > 0}, nil
+	b.Health = b.Calls > 0
+	return b, nil
 }
 
 // LastFailure returns provider's latest failed call (any outcome but ok and
