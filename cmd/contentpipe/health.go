@@ -99,7 +99,7 @@ func (a *app) doHealth(ctx context.Context, opts healthOptions) error {
 		}
 	}
 	ch.Progress = func(e chain.Event) {
-		if e.Kind == "try" {
+		if e.Kind == chain.EventTry {
 			fmt.Fprintf(a.stdout, "checking %s …\n", e.Provider)
 		}
 	}

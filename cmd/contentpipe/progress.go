@@ -59,18 +59,18 @@ func (p *progress) event(e chain.Event) {
 	prefix := fmt.Sprintf("[job %d/%d %s]", no, p.total, e.Job.Topic)
 	var line string
 	switch e.Kind {
-	case "try":
+	case chain.EventTry:
 		delete(p.lastReason, e.Job.ID)
 		line = fmt.Sprintf("%s trying %s (attempt %d)", prefix, e.Provider, e.Attempt)
-	case "skip":
+	case chain.EventSkip:
 		delete(p.lastReason, e.Job.ID)
 		line = fmt.Sprintf("%s skipping %s: %s", prefix, e.Provider, e.Reason)
-	case "wait":
+	case chain.EventWait:
 		line = fmt.Sprintf("%s waiting %s before the next try", prefix, e.Wait.Round(100*time.Millisecond))
 		if e.Reason != "" && e.Reason != p.lastReason[e.Job.ID] {
 			line += ": " + e.Reason
 		}
-	case "outcome":
+	case chain.EventOutcome:
 		if shorten(e.Reason, 120) == e.Reason {
 			p.lastReason[e.Job.ID] = e.Reason // printed in full below
 		}
@@ -94,7 +94,7 @@ func (p *progress) event(e chain.Event) {
 		return
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s\n", line)
-	if e.Kind == "wait" && e.Wait >= time.Second {
+	if e.Kind == chain.EventWait && e.Wait >= time.Second {
 		p.startTicker(prefix, e.Provider, e.Wait)
 	}
 }
@@ -163,10 +163,10 @@ func eventFields(e chain.Event, no, total int) []any {
 	if e.Outcome != "" {
 		f = append(f, "outcome", string(e.Outcome))
 	}
-	if e.Kind == "outcome" && (e.Outcome == chain.OutcomeOK || e.Outcome == chain.OutcomeRejected) {
+	if e.Kind == chain.EventOutcome && (e.Outcome == chain.OutcomeOK || e.Outcome == chain.OutcomeRejected) {
 		f = append(f, "score", e.Score)
 	}
-	if e.Kind == "wait" {
+	if e.Kind == chain.EventWait {
 		f = append(f, "wait", e.Wait.Round(time.Millisecond), "wait_ms", e.Wait.Milliseconds())
 	}
 	if e.Reason != "" {

@@ -194,7 +194,7 @@ func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary, p
 			fmt.Fprintf(w, "  deferred   %-28s no provider answered; due again next run\n", r.Job.Topic)
 		case chain.JobHalted:
 			fmt.Fprintf(w, "  halted     %-28s auth failure\n", r.Job.Topic)
-		case "active":
+		case chain.JobActive:
 			fmt.Fprintf(w, "  active     %-28s another run is working on it\n", r.Job.Topic)
 		default:
 			msg := "unknown"
