@@ -27,7 +27,7 @@ func DemoAlerts(now time.Time) []telemetry.Alert {
 	}
 	more = append(more, HealthAlert("openrouter", "server_error", 502, "upstream provider error"))
 	for _, a := range more {
-		out = append(out, telemetry.Alert{Key: a.Key, Rule: a.Rule, Severity: a.Severity, Text: a.Text})
+		out = append(out, telemetry.Alert{Key: a.Key, Rule: string(a.Rule), Severity: string(a.Severity), Text: a.Text})
 	}
 	for i := range out {
 		out[i].ID, out[i].CreatedAt = int64(i+1), now

@@ -252,7 +252,7 @@ func alertHeader(a telemetry.Alert) string {
 	if sev == "" {
 		sev = SeverityWarning
 	}
-	mark, word := sev.mark(), strings.ToUpper(string(sev))
+	mark, word := severityMark(sev), strings.ToUpper(string(sev))
 	if strings.HasSuffix(a.Key, ":"+string(telemetry.IncidentResolved)) {
 		mark, word = "🟢", "RESOLVED"
 	}

@@ -7,31 +7,31 @@ import (
 	"github.com/contentpipe/contentpipe/chain"
 )
 
-// Rule names the condition that raised an alert. It is stored in the
-// alerts table's rule column and shown in every message.
-type Rule string
+// Rule names the condition that raised an alert (chain.Rule: one type for
+// the rules the chain raises and the ones of this package).
+type Rule = chain.Rule
 
 // The rules. Each has its dedupe key scheme and quiet period (see
-// Rule.Quiet and the Alerts section of README.md).
+// quiet and the Alerts section of README.md).
 const (
-	RuleChainDown    Rule = "chain_down"    // every provider failed for a job: one incident until a job publishes
-	RuleProviderDown Rule = "provider_down" // one provider failing with 5xx/timeouts/broken streams longer than provider_down_after
-	RuleAuthError    Rule = "auth_error"    // 401/403 from a provider
-	RuleBudget       Rule = "budget"        // a daily cap past budget_warn_at, or used up
-	RuleDelayClamped Rule = "delay_clamped" // a delay someone named (Telegram retry_after) was larger than believable
-	RuleHealth       Rule = "health"        // a health check failed (not cold, not rate limited)
-	RuleTrend        Rule = "trend"         // quality or fallback share trending the wrong way
-	RuleReviewQueue  Rule = "review_queue"  // jobs wait for manual review
-	RuleBacklogLow   Rule = "backlog_low"   // the topics left last fewer days than backlog_low_days
+	RuleChainDown    Rule = "chain_down"           // every provider failed for a job: one incident until a job publishes
+	RuleProviderDown Rule = "provider_down"        // one provider failing with 5xx/timeouts/broken streams longer than provider_down_after
+	RuleAuthError         = chain.RuleAuthError    // 401/403 from a provider
+	RuleBudget       Rule = "budget"               // a daily cap past budget_warn_at, or used up
+	RuleDelayClamped      = chain.RuleDelayClamped // a delay someone named (a provider, Telegram's retry_after) was larger than believable
+	RuleHealth       Rule = "health"               // a health check failed (not cold, not rate limited)
+	RuleTrend        Rule = "trend"                // quality or fallback share trending the wrong way
+	RuleReviewQueue  Rule = "review_queue"         // jobs wait for manual review
+	RuleBacklogLow   Rule = "backlog_low"          // the topics left last fewer days than backlog_low_days
 	// RuleTooLarge: a link answered that a request can never fit it
 	// (raised by the chain: chain.RuleTooLarge); one per link and UTC day.
-	RuleTooLarge Rule = chain.RuleTooLarge
+	RuleTooLarge = chain.RuleTooLarge
 	// RuleMisconfigured: a link only a person can fix (raised by the chain:
 	// chain.RuleMisconfigured); one per link and incident.
-	RuleMisconfigured Rule = chain.RuleMisconfigured
+	RuleMisconfigured = chain.RuleMisconfigured
 	// RuleJobUnstorable: the database refused one topic's job; the run went
 	// on without it (raised by the chain: chain.RuleJobUnstorable).
-	RuleJobUnstorable Rule = chain.RuleJobUnstorable
+	RuleJobUnstorable      = chain.RuleJobUnstorable
 	RuleClockBehind   Rule = "clock_behind" // the clock is behind the database's newest record: the run did not start
 	// RuleAllFailed is the per-job alert the runner raised before incidents
 	// existed. It is kept so that rows already in an outbox keep their
@@ -39,11 +39,11 @@ const (
 	RuleAllFailed Rule = "all_failed"
 )
 
-// Quiet is the rule's quiet period: an alert whose key was sent within it
+// quiet is the rule's quiet period: an alert whose key was sent within it
 // is not queued again. Incident messages (chain_down, provider_down) carry
 // a key per incident and transition, so their quiet period only guards
 // against a double queue.
-func (r Rule) Quiet() time.Duration {
+func quiet(r Rule) time.Duration {
 	switch r {
 	case RuleAuthError, RuleHealth:
 		return time.Hour // at once, then at most hourly per provider
@@ -59,18 +59,18 @@ func (r Rule) Quiet() time.Duration {
 // DefaultQuiet is the quiet period of a rule this package does not know.
 const DefaultQuiet = time.Hour
 
-// Severity says how urgent an alert is.
-type Severity string
+// Severity says how urgent an alert is (chain.Severity).
+type Severity = chain.Severity
 
 // The severities, most urgent first.
 const (
-	SeverityCritical Severity = "critical"
-	SeverityWarning  Severity = "warning"
-	SeverityInfo     Severity = "info"
+	SeverityCritical = chain.SeverityCritical
+	SeverityWarning  = chain.SeverityWarning
+	SeverityInfo     = chain.SeverityInfo
 )
 
-// mark is the leading symbol of the severity in a chat message.
-func (s Severity) mark() string {
+// severityMark is the leading symbol of the severity in a chat message.
+func severityMark(s Severity) string {
 	switch s {
 	case SeverityCritical:
 		return "🔴"
@@ -86,7 +86,7 @@ func (s Severity) mark() string {
 // AuthAlert is the critical auth_error alert of a run that provider's
 // 401/403 halted at now. keyEnv names the variable holding the link's key
 // ("" for a keyless link), so the message says which one to fix. The key
-// carries the provider: at once, then at most hourly (Rule.Quiet).
+// carries the provider: at once, then at most hourly (quiet).
 func AuthAlert(provider, keyEnv, cause string, now time.Time) chain.Alert {
 	fix := "Fix the link's API key"
 	if keyEnv != "" {
@@ -98,5 +98,5 @@ func AuthAlert(provider, keyEnv, cause string, now time.Time) chain.Alert {
 		done: "The run stopped: an auth error gets no failover (every later job would fail the same way). " +
 			"The job and the topics not reached stay due for the next run.",
 		run: "contentpipe health"}
-	return chain.Alert{Key: "auth:" + provider, Rule: string(RuleAuthError), Severity: string(m.severity), Text: m.text()}
+	return chain.Alert{Key: "auth:" + provider, Rule: RuleAuthError, Severity: m.severity, Text: m.text()}
 }

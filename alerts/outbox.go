@@ -19,7 +19,8 @@ import (
 // them. It implements chain.Notifier. Store is required. Console, when
 // set, also gets each newly queued alert as plain text (stderr). Clock nil
 // means the wall clock. Quiet overrides the quiet period of some rules; a
-// rule missing from it (every rule, with the zero value) gets Rule.Quiet.
+// rule missing from it (every rule, with the zero value) gets the default
+// of quiet.
 // An Outbox is safe for concurrent use when Console is.
 type Outbox struct {
 	Store   *telemetry.Store
@@ -40,19 +41,19 @@ func (o *Outbox) QuietFor(rule Rule) time.Duration {
 	if d, ok := o.Quiet[rule]; ok {
 		return d
 	}
-	return rule.Quiet()
+	return quiet(rule)
 }
 
 // Notify queues a unless its key is within its rule's quiet period.
 func (o *Outbox) Notify(ctx context.Context, a chain.Alert) error {
 	now := clockOf(o.Clock).Now()
-	queued, err := o.Store.EnqueueAlert(ctx, telemetry.Alert{Key: a.Key, Rule: a.Rule, Severity: a.Severity, Text: a.Text}, o.QuietFor(Rule(a.Rule)), now)
+	queued, err := o.Store.EnqueueAlert(ctx, telemetry.Alert{Key: a.Key, Rule: string(a.Rule), Severity: string(a.Severity), Text: a.Text}, o.QuietFor(a.Rule), now)
 	if err != nil {
-		EchoAlert(o.Console, a.Rule, a.Severity, a.Key, fmt.Sprintf("ALERT (not queued: %v) [%s] %s", err, a.Severity, a.Text))
+		EchoAlert(o.Console, string(a.Rule), string(a.Severity), a.Key, fmt.Sprintf("ALERT (not queued: %v) [%s] %s", err, a.Severity, a.Text))
 		return fmt.Errorf("queue alert %s: %w", a.Key, err)
 	}
 	if queued {
-		EchoAlert(o.Console, a.Rule, a.Severity, a.Key, fmt.Sprintf("ALERT [%s] %s", strings.ToUpper(a.Severity), a.Text))
+		EchoAlert(o.Console, string(a.Rule), string(a.Severity), a.Key, fmt.Sprintf("ALERT [%s] %s", strings.ToUpper(string(a.Severity)), a.Text))
 	}
 	return nil
 }

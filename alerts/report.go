@@ -131,7 +131,7 @@ func (r Report) Alerts() []chain.Alert {
 				"Check the provider and its model (a silent model update, a smaller fallback model, a changed prompt version).",
 				t.Provider, model, t.Drift.Baseline, t.Drift.Recent)
 		}
-		out = append(out, chain.Alert{Key: key, Rule: string(RuleTrend), Severity: string(m.severity), Text: m.text()})
+		out = append(out, chain.Alert{Key: key, Rule: RuleTrend, Severity: m.severity, Text: m.text()})
 	}
 	return out
 }

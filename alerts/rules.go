@@ -49,7 +49,7 @@ func BudgetAlerts(uses []CapUse, warnAt float64) []chain.Alert {
 		}
 		m := message{severity: SeverityWarning, what: what, since: "the cap day that started " + u.DayStart.Format("2006-01-02 15:04 MST"),
 			done: done + " Raise daily_cap if the use is expected.", run: "contentpipe report --days 1"}
-		out = append(out, chain.Alert{Key: string(RuleBudget) + ":" + u.Provider + ":" + day, Rule: string(RuleBudget), Severity: string(m.severity), Text: m.text()})
+		out = append(out, chain.Alert{Key: string(RuleBudget) + ":" + u.Provider + ":" + day, Rule: RuleBudget, Severity: m.severity, Text: m.text()})
 	}
 	return out
 }
@@ -66,7 +66,7 @@ func ReviewQueueAlert(n int, oldest, now time.Time) (chain.Alert, bool) {
 	}
 	m := message{severity: SeverityInfo, what: fmt.Sprintf("%d job(s) wait for manual review: every provider's answer failed the quality gate.", n),
 		since: since, done: "The best answer of each is kept; nothing is published without you.", run: "contentpipe review list"}
-	return chain.Alert{Key: string(RuleReviewQueue), Rule: string(RuleReviewQueue), Severity: string(m.severity), Text: m.text()}, true
+	return chain.Alert{Key: string(RuleReviewQueue), Rule: RuleReviewQueue, Severity: m.severity, Text: m.text()}, true
 }
 
 // BacklogLowAlert returns the backlog_low alert when the one-off topics
@@ -81,7 +81,7 @@ func BacklogLowAlert(r chain.Runway, lowDays float64, now time.Time) (chain.Aler
 		since: "this run", done: "Runs publish what is left, then find nothing due. Add topics to the topics file: the next run picks them up.",
 		run: "contentpipe topics"}
 	day := now.UTC().Format(time.DateOnly)
-	return chain.Alert{Key: string(RuleBacklogLow) + ":" + day, Rule: string(RuleBacklogLow), Severity: string(m.severity), Text: m.text()}, true
+	return chain.Alert{Key: string(RuleBacklogLow) + ":" + day, Rule: RuleBacklogLow, Severity: m.severity, Text: m.text()}, true
 }
 
 // HealthAlert returns the health alert for a health check of provider
@@ -94,7 +94,7 @@ func HealthAlert(provider, outcome string, status int, detail string) chain.Aler
 func healthAlert(provider, outcome string, status int, detail, done string) chain.Alert {
 	m := message{severity: SeverityWarning, what: fmt.Sprintf("Health check failed for provider %s (%s): %s.", provider, chain.HealthUnhealthy, failureWords(outcome, status, detail)),
 		since: "this health walk", done: done, run: "contentpipe health"}
-	return chain.Alert{Key: string(RuleHealth) + ":" + provider, Rule: string(RuleHealth), Severity: string(m.severity), Text: m.text()}
+	return chain.Alert{Key: string(RuleHealth) + ":" + provider, Rule: RuleHealth, Severity: m.severity, Text: m.text()}
 }
 
 // failureWords is "outcome (HTTP n): detail".
@@ -143,7 +143,7 @@ func HealthAlerts(checks []chain.HealthCheck) []chain.Alert {
 		m := message{severity: SeverityCritical, what: fmt.Sprintf("Health check: the whole chain is down — no provider answered (%s).", strings.Join(causes, "; ")),
 			since: "this health walk", done: "No provider is left to fall back to: jobs stay due and every run tries the chain again. Fix the causes above; a misconfigured link needs its config changed.",
 			run: "contentpipe health"}
-		return []chain.Alert{{Key: string(RuleHealth) + ":chain", Rule: string(RuleHealth), Severity: string(m.severity), Text: m.text()}}
+		return []chain.Alert{{Key: string(RuleHealth) + ":chain", Rule: RuleHealth, Severity: m.severity, Text: m.text()}}
 	}
 	var out []chain.Alert
 	for _, h := range checks {

@@ -148,7 +148,7 @@ func TestHealthAlertsSayTheChainIsDownOnce(t *testing.T) {
 		{Provider: "cerebras", State: chain.HealthMisconfigured, Outcome: chain.OutcomeMisconfigured, HTTPStatus: 404, Detail: "Model llama3.1-70b does not exist"},
 	}
 	got := HealthAlerts(down)
-	if len(got) != 1 || got[0].Severity != string(SeverityCritical) {
+	if len(got) != 1 || got[0].Severity != SeverityCritical {
 		t.Fatalf("whole chain down: %d alerts %+v, want one critical", len(got), got)
 	}
 	for _, words := range []string{"whole chain is down", "no such host", "HTTP 503", "does not exist"} {
@@ -165,7 +165,7 @@ func TestHealthAlertsSayTheChainIsDownOnce(t *testing.T) {
 		t.Fatalf("%d alerts, want gemini's and groq's (none for the misconfigured link): %+v", len(got), got)
 	}
 	for _, a := range got {
-		if a.Severity != string(SeverityWarning) || !strings.Contains(a.Text, "Jobs fall back to openrouter.") {
+		if a.Severity != SeverityWarning || !strings.Contains(a.Text, "Jobs fall back to openrouter.") {
 			t.Errorf("alert %+v", a)
 		}
 	}

@@ -210,7 +210,7 @@ func ClampedAlert(sent time.Duration, now time.Time) chain.Alert {
 		since: stamp(now),
 		done:  fmt.Sprintf("Pending alerts are kept in the outbox and tried again after %s; nothing is lost.", roundDur(MaxRetryAfter)),
 		run:   "contentpipe alerts flush"}
-	return chain.Alert{Key: string(RuleDelayClamped) + ":telegram:" + now.UTC().Format("2006-01-02"), Rule: string(RuleDelayClamped), Severity: string(m.severity), Text: m.text()}
+	return chain.Alert{Key: string(RuleDelayClamped) + ":telegram:" + now.UTC().Format("2006-01-02"), Rule: RuleDelayClamped, Severity: m.severity, Text: m.text()}
 }
 
 func (s *Sender) logf(msg string, args ...any) {

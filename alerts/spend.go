@@ -66,7 +66,7 @@ func SpendAlerts(uses []SpendUse, warnAt float64) []chain.Alert {
 			m := message{severity: SeverityWarning, what: fmt.Sprintf("%s reached its %s of %s: calls were skipped (%s used).", who, u.Limit, amount(u.Limit, u.Max), amount(u.Limit, u.Used)),
 				since: since, done: "Calls that would cross it are skipped; jobs fall through to the other links or are deferred until it resets.",
 				run: "contentpipe report --days 1"}
-			out = append(out, chain.Alert{Key: key + ":reached", Rule: string(RuleBudget), Severity: string(m.severity), Text: m.text()})
+			out = append(out, chain.Alert{Key: key + ":reached", Rule: RuleBudget, Severity: m.severity, Text: m.text()})
 		}
 		// A limit reached was passed on the way: the warning is raised too
 		// (once, by its key) even when no evaluation fell between the two.
@@ -75,7 +75,7 @@ func SpendAlerts(uses []SpendUse, warnAt float64) []chain.Alert {
 		}
 		m := message{severity: SeverityWarning, what: fmt.Sprintf("%s has used %s of its %s of %s (%.0f%%, warning at %.0f%%).", who, amount(u.Limit, u.Used), u.Limit, amount(u.Limit, u.Max), 100*u.Used/u.Max, 100*warnAt),
 			since: since, done: "Nothing yet: calls go on until the next one would cross the limit.", run: "contentpipe report --days 1"}
-		out = append(out, chain.Alert{Key: key + ":warn", Rule: string(RuleBudget), Severity: string(m.severity), Text: m.text()})
+		out = append(out, chain.Alert{Key: key + ":warn", Rule: RuleBudget, Severity: m.severity, Text: m.text()})
 	}
 	return out
 }

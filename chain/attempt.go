@@ -326,7 +326,7 @@ func (c *Chain) notifyClamp(ctx context.Context, l *Link, cl *Clamp) {
 	if c.Notifier == nil {
 		return
 	}
-	_ = c.Notifier.Notify(ctx, Alert{Key: "delay_clamped:" + l.Name, Rule: "delay_clamped", Severity: "warning",
+	_ = c.Notifier.Notify(ctx, Alert{Key: string(RuleDelayClamped) + ":" + l.Name, Rule: RuleDelayClamped, Severity: SeverityWarning,
 		Text: fmt.Sprintf("Provider %s named a delay of %s; believed only until %s (its next cap reset + %s). Check the provider's status page if it stays out.",
 			l.Name, cl.Sent, cl.Until.Format(time.RFC3339), MaxNamedDelay)})
 }

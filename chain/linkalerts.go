@@ -7,13 +7,6 @@ import (
 	"time"
 )
 
-// The alert rules the chain raises itself, through Chain.Notifier (their
-// quiet periods and README's alert table are alerts.Rule's).
-const (
-	RuleTooLarge      = "too_large"     // a request the link can never take: one per link and UTC day
-	RuleMisconfigured = "misconfigured" // a link only a person can fix: one per link and incident
-)
-
 // linkAlert words an alert in the parts every alert has (what happened,
 // since when, what automation did, the one command to run), in the plain
 // text alerts.FormatAlert reads.
@@ -58,7 +51,7 @@ func (c *Chain) notifyTooLarge(ctx context.Context, l *Link, pe *ProviderError, 
 		now.UTC().Format("2006-01-02 15:04 UTC"),
 		"The link is skipped for each job it cannot take (never retried or waited for); the next providers take them. One warning a day per link.",
 		"contentpipe report --days 1")
-	_ = c.Notifier.Notify(ctx, Alert{Key: RuleTooLarge + ":" + l.Name + ":" + day, Rule: RuleTooLarge, Severity: "warning", Text: text})
+	_ = c.Notifier.Notify(ctx, Alert{Key: string(RuleTooLarge) + ":" + l.Name + ":" + day, Rule: RuleTooLarge, Severity: SeverityWarning, Text: text})
 }
 
 // notifyMisconfigured raises the one alert of a misconfigured link's
@@ -78,6 +71,6 @@ func (c *Chain) notifyMisconfigured(ctx context.Context, l *Link, m Misconfig) {
 		fmt.Sprintf("No job calls %s until its config changes or the daily probe (next %s) answers; jobs go to the next providers. No further message for this incident.",
 			l.Name, m.ProbeAfter.UTC().Format("2006-01-02 15:04 UTC")),
 		"contentpipe health")
-	_ = c.Notifier.Notify(ctx, Alert{Key: RuleMisconfigured + ":" + l.Name + ":" + m.Since.UTC().Format(time.RFC3339), Rule: RuleMisconfigured,
-		Severity: "warning", Text: text})
+	_ = c.Notifier.Notify(ctx, Alert{Key: string(RuleMisconfigured) + ":" + l.Name + ":" + m.Since.UTC().Format(time.RFC3339), Rule: RuleMisconfigured,
+		Severity: SeverityWarning, Text: text})
 }

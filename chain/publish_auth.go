@@ -46,6 +46,6 @@ func (r *Runner) haltOnPublishAuth(ctx context.Context, err error) {
 		return
 	}
 	r.Chain.halt(&ProviderError{Provider: pa.Target, Status: pa.Status, Outcome: OutcomeAuthError, Message: pa.Message, Cause: pa})
-	r.notify(ctx, Alert{Key: "auth:publish", Rule: "auth_error", Severity: "critical",
+	r.notify(ctx, Alert{Key: "auth:publish", Rule: RuleAuthError, Severity: SeverityCritical,
 		Text: fmt.Sprintf("The publishing target %s. The run stopped; the job waits, marked, and is delivered by the next run. %s, then rerun.", pa.Error(), pa.Fix)})
 }

@@ -14,8 +14,8 @@ import (
 // Alert is one message for a human, deduplicated by Key.
 type Alert struct {
 	Key      string // dedupe key, e.g. "auth:gemini"
-	Rule     string // e.g. "auth_error", "delay_clamped"
-	Severity string // "critical" | "warning" | "info"
+	Rule     Rule
+	Severity Severity
 	Text     string
 }
 
@@ -230,7 +230,7 @@ func (r *Runner) unstorable(ctx context.Context, j Job, err error, now time.Time
 		id = id[:60] + "…"
 	}
 	id = strings.ToValidUTF8(strings.ReplaceAll(id, "\x00", `\0`), "?")
-	r.notify(context.WithoutCancel(ctx), Alert{Key: "job_unstorable:" + id + ":" + now.UTC().Format(time.DateOnly), Rule: RuleJobUnstorable, Severity: "warning",
+	r.notify(context.WithoutCancel(ctx), Alert{Key: "job_unstorable:" + id + ":" + now.UTC().Format(time.DateOnly), Rule: RuleJobUnstorable, Severity: SeverityWarning,
 		Text: fmt.Sprintf("Topic %q cannot be stored (%s): it is skipped, the others go on. Fix the topic (contentpipe config check names it).", id, strings.ToValidUTF8(strings.ReplaceAll(err.Error(), "\x00", `\0`), "?"))})
 }
 
@@ -301,7 +301,7 @@ func (r *Runner) job(ctx context.Context, j Job, cur JobRecord) JobReport {
 	case JobHalted:
 		rep.Status = JobHalted
 		r.finish(jctx, j, JobHalted, nil, res.Halt.Error())
-		a := Alert{Key: "auth:" + res.Halt.Provider, Rule: "auth_error", Severity: "critical",
+		a := Alert{Key: "auth:" + res.Halt.Provider, Rule: RuleAuthError, Severity: SeverityCritical,
 			Text: fmt.Sprintf("Provider %s refused our credentials (%s). The run stopped; no failover for auth errors. Fix the API key, then rerun.", res.Halt.Provider, res.Halt.Error())}
 		if r.AuthAlert != nil {
 			a = r.AuthAlert(res.Halt.Provider, res.Halt, r.Chain.Clock.Now())

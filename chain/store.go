@@ -59,13 +59,9 @@ const (
 
 // ErrJobUnstorable marks a JobStore error about one job only: the database
 // refuses its id or text (a NUL byte, an id past an index's limit). A run
-// reports that job, raises job_unstorable and goes on with the others; any
+// reports that job, raises RuleJobUnstorable and goes on with the others; any
 // other claim error stops the run (the store is taken as down).
 var ErrJobUnstorable = errors.New("the database cannot store this job")
-
-// RuleJobUnstorable is the alert a run raises for such a job, once a UTC
-// day per job.
-const RuleJobUnstorable = "job_unstorable"
 
 // What a run reports for a job it did not work on (JobReport.Status only).
 const (

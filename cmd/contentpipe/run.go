@@ -60,7 +60,7 @@ func (a *app) checkClock(ctx context.Context, cfg *config.Config, store *telemet
 		return store.AckClock(ctx, newest, now)
 	}
 	behind := newest.Sub(now).Round(time.Second)
-	al := chain.Alert{Key: string(alerts.RuleClockBehind) + ":" + nt, Rule: string(alerts.RuleClockBehind), Severity: string(alerts.SeverityCritical),
+	al := chain.Alert{Key: string(alerts.RuleClockBehind) + ":" + nt, Rule: alerts.RuleClockBehind, Severity: alerts.SeverityCritical,
 		Text: fmt.Sprintf("The run did not start: its clock reads %s, %s behind the database's newest record (%s, %s). Fix the clock (NTP); if it is right and that record came from a clock that ran ahead, run `contentpipe run --clock-behind-ok` once.", ts, behind, where, nt)}
 	if err := alerts.NewOutbox(store, a.stderr).Notify(context.WithoutCancel(ctx), al); err != nil {
 		a.log.Warn("clock_behind alert", "err", err)
