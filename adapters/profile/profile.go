@@ -37,8 +37,13 @@ type Kind string
 // The link kinds.
 const (
 	KindGemini Kind = "gemini"
-	KindOpenAI Kind = "openai"
+	KindOpenAI Kind = "openai" // any OpenAI-compatible API
 )
+
+// Kinds returns every link kind, in the README's order: the values the
+// config accepts for kind:, each with its line in the command's link-kind
+// table (cmd/contentpipe/linkkinds.go).
+func Kinds() []Kind { return []Kind{KindGemini, KindOpenAI} }
 
 // Window is a rate-limit header that counts what is left of one window:
 // a value of 0 says that window is the one exhausted.

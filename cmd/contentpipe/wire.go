@@ -13,9 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/contentpipe/contentpipe/adapters/gemini"
-	"github.com/contentpipe/contentpipe/adapters/openai"
-	"github.com/contentpipe/contentpipe/adapters/profile"
 	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
@@ -206,22 +203,13 @@ func buildLink(ctx context.Context, l config.Link) (*chain.Link, error) {
 	if l.RPM > 0 || l.TPM > 0 {
 		cl.Pacer = chain.NewPacer(l.RPM, l.TPM)
 	}
-	switch l.Kind {
-	case "gemini":
-		cl.Family = "gemini"
-		c, err := gemini.New(ctx, gemini.Config{Name: l.Name, Model: l.Model, APIKey: l.APIKey, BaseURL: l.BaseURL, Timeouts: to})
-		if err != nil {
-			return nil, fmt.Errorf("link %s: %w", l.Name, err)
-		}
-		cl.Provider = c
-	default:
-		cl.Family = "openai"
-		c, err := openai.New(openai.Config{Name: l.Name, Model: l.Model, APIKey: l.APIKey, BaseURL: l.BaseURL, JSONMode: l.JSONMode,
-			Provider: profile.ID(l.Provider), Timeouts: to})
-		if err != nil {
-			return nil, fmt.Errorf("link %s: %w", l.Name, err)
-		}
-		cl.Provider = c
+	kind, ok := linkKinds[l.Kind]
+	if !ok { // the config loader accepts profile.Kinds only
+		return nil, fmt.Errorf("link %s: unknown kind %q", l.Name, l.Kind)
+	}
+	cl.Family = kind.family
+	if cl.Provider, err = kind.client(ctx, l, to); err != nil {
+		return nil, fmt.Errorf("link %s: %w", l.Name, err)
 	}
 	return cl, nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 	_ "time/tzdata" // cap_reset zones must resolve on hosts without a zoneinfo database
 
+	"github.com/contentpipe/contentpipe/adapters/profile"
 	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/publish"
@@ -124,8 +125,8 @@ type Job struct {
 
 // Link is one provider of the chain (or a shadow-only candidate).
 type Link struct {
-	Name      string // unique among chain and candidates
-	Kind      string // "gemini" or "openai" (any OpenAI-compatible API)
+	Name      string       // unique among chain and candidates
+	Kind      profile.Kind // one of profile.Kinds: gemini or openai (any OpenAI-compatible API)
 	Model     string
 	APIKeyEnv string // variable holding the key; "" only for keyless servers
 	APIKey    string // resolved value of APIKeyEnv; never printed

@@ -1,23 +1,23 @@
 package config
 
 import (
-	"github.com/contentpipe/contentpipe/adapters/profile"
-
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/contentpipe/contentpipe/adapters/profile"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/publish"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 var (
-	linkKinds     = []string{"gemini", "openai"}
+	linkKinds     = kindNames()
 	jsonModes     = []string{"json_schema", "json_object", "none"}
 	envNameRE     = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 	linkNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -337,15 +337,15 @@ func (p *loader) link(r rawLink, path string, seen map[string]int) (Link, linkPo
 	}
 	where := nameOf(path, l.Name)
 	if req("kind", r.Kind, "gemini or kind: openai") {
-		l.Kind = *r.Kind
-		p.check(contains(linkKinds, l.Kind), path+".kind", suggest(l.Kind, linkKinds, "link kinds")+" (openai = any OpenAI-compatible API)", "%s: unknown kind %q", where, l.Kind)
+		l.Kind = profile.Kind(*r.Kind)
+		p.check(slices.Contains(profile.Kinds(), l.Kind), path+".kind", suggest(*r.Kind, linkKinds, "link kinds")+" (openai = any OpenAI-compatible API)", "%s: unknown kind %q", where, l.Kind)
 	}
 	if req("model", r.Model, "the provider's model id") {
 		l.Model = *r.Model
 		p.check(l.Model != "", path+".model", "give the provider's model id, e.g. model: gemini-flash-latest", "%s: model must not be empty", where)
 	}
 	set(&l.BaseURL, r.BaseURL)
-	if l.Kind == "openai" {
+	if l.Kind == profile.KindOpenAI {
 		p.check(l.BaseURL != "", path+".base_url",
 			"kind openai talks to any OpenAI-compatible API, so it needs that API's base URL, e.g. base_url: https://api.groq.com/openai/v1",
 			"%s: kind openai needs base_url", where)
@@ -395,7 +395,7 @@ func (p *loader) link(r rawLink, path string, seen map[string]int) (Link, linkPo
 	if l.Prompt != "" && p.prompts != nil {
 		fix := suggest(l.Prompt, p.prompts, "available prompts")
 		if closest(l.Prompt, p.prompts) == "" {
-			fix = "use one of " + strings.Join(p.prompts, ", ") + ", or remove prompt: to use the " + l.Kind + " family's template"
+			fix = "use one of " + strings.Join(p.prompts, ", ") + ", or remove prompt: to use the " + string(l.Kind) + " family's template"
 		}
 		p.check(contains(p.prompts, l.Prompt), path+".prompt", fix, "%s: unknown prompt %q", where, l.Prompt)
 	}
@@ -404,7 +404,7 @@ func (p *loader) link(r rawLink, path string, seen map[string]int) (Link, linkPo
 
 func (p *loader) apiKey(l *Link, r rawLink, path, where string) {
 	l.APIKeyEnv = envValue(r.APIKeyEnv)
-	if l.Kind == "gemini" && l.BaseURL == "" {
+	if l.Kind == profile.KindGemini && l.BaseURL == "" {
 		p.check(l.APIKeyEnv != "", path+".api_key_env", "name the variable holding the key, e.g. api_key_env: GEMINI_API_KEY", "%s: the Gemini API needs a key but api_key_env is not set", where)
 	}
 	if l.APIKeyEnv == "" {
@@ -420,7 +420,7 @@ func (p *loader) jsonMode(l *Link, raw *string, path, where string) {
 	mode := ""
 	set(&mode, raw)
 	switch {
-	case l.Kind == "gemini":
+	case l.Kind == profile.KindGemini:
 		p.check(mode == "", path+".json_mode", "remove json_mode: Gemini links always send responseJsonSchema", "%s: json_mode applies to kind openai only", where)
 	case raw == nil:
 		l.JSONMode = "json_object"
@@ -443,6 +443,15 @@ func checkCapReset(s string) (string, error) {
 		return s, err
 	}
 	return fmt.Sprintf("%02d:%02d %s", r.Hour, r.Minute, r.Loc), nil
+}
+
+// kindNames are the link kinds as the words a fix suggests.
+func kindNames() []string {
+	var out []string
+	for _, k := range profile.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {
@@ -486,16 +495,16 @@ func (p *loader) budget(r rawBudget) {
 // kind; empty picks it from base_url and name (profile.Detect).
 func (p *loader) provider(l *Link, raw *string, path, where string) {
 	set(&l.Provider, raw)
-	if l.Provider == "" || !contains(linkKinds, l.Kind) {
+	if l.Provider == "" || !slices.Contains(profile.Kinds(), l.Kind) {
 		return
 	}
 	var names []string
 	for _, id := range profile.IDs() {
-		if profile.Must(id).Kind == profile.Kind(l.Kind) {
+		if profile.Must(id).Kind == l.Kind {
 			names = append(names, string(id))
 		}
 	}
-	_, err := profile.Resolve(profile.Kind(l.Kind), profile.ID(l.Provider), l.Name, l.BaseURL)
-	p.check(err == nil, path+".provider", suggest(l.Provider, names, "providers of kind "+l.Kind),
+	_, err := profile.Resolve(l.Kind, profile.ID(l.Provider), l.Name, l.BaseURL)
+	p.check(err == nil, path+".provider", suggest(l.Provider, names, "providers of kind "+string(l.Kind)),
 		"%s: provider: %v", where, err)
 }
