@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/contentpipe/contentpipe/quality"
@@ -92,7 +91,6 @@ type attemptOut struct {
 type verdict struct {
 	pass    bool
 	score   *float64
-	checks  []string
 	detail  string
 	article *quality.Article
 	result  quality.Result // the gate's whole result (zero for a health call)
@@ -291,13 +289,20 @@ func (c *Chain) gate(r *rules, j Job, resp Response) verdict {
 	g := c.Gate.Evaluate(resp.Text, quality.Spec{Language: j.Language, TargetWords: j.TargetWords, Truncated: resp.Truncated})
 	score := g.Score
 	v := verdict{pass: g.Pass, score: &score, article: g.Article, result: g}
-	for _, ch := range g.Checks {
-		v.checks = append(v.checks, ch.String())
-	}
 	if !g.Pass {
-		v.detail = "quality gate: " + strings.Join(v.checks, "; ")
+		v.detail = "quality gate: " + g.Reasons()
 	}
 	return v
+}
+
+// storedChecks is the stored form of the gate's checks (Call.Checks): each
+// quality.Check.String. nil for none.
+func storedChecks(checks []quality.Check) []string {
+	var out []string
+	for _, ch := range checks {
+		out = append(out, ch.String())
+	}
+	return out
 }
 
 // answered fills the call row of an answer.
@@ -313,7 +318,7 @@ func (c *Chain) answered(call *Call, l *Link, resp Response, v verdict) {
 	call.InputTokens, call.OutputTokens = resp.InputTokens, resp.OutputTokens
 	call.Truncated, call.Text = resp.Truncated, resp.Text
 	call.UsageSuspect = resp.UsageSuspect
-	call.QualityScore, call.Checks, call.Detail = v.score, v.checks, v.detail
+	call.QualityScore, call.Checks, call.Detail = v.score, storedChecks(v.result.Checks), v.detail
 	call.Outcome = OutcomeOK
 	if !v.pass {
 		call.Outcome = OutcomeRejected

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/contentpipe/contentpipe/quality"
 )
 
 // promptsRules are the rules of a `prompts test` call: one call per link,
@@ -22,9 +24,9 @@ type PromptCheck struct {
 	Version  string // prompt version rendered for the link (e.g. article@1/llama)
 	Outcome  Outcome
 	Pass     bool
-	Score    *float64 // nil without an answer
-	Checks   []string // the gate's checks that cost points
-	Words    int      // words in the section bodies of the answer
+	Score    *float64        // nil without an answer
+	Checks   []quality.Check // the gate's checks that cost points
+	Words    int             // words in the section bodies of the answer
 	Sections int
 	Latency  time.Duration
 	CostUSD  float64
@@ -84,7 +86,7 @@ func (c *Chain) testPrompt(ctx context.Context, l *Link, job Job) (PromptCheck, 
 	if out.failure != nil {
 		return p, nil
 	}
-	p.Pass, p.Score, p.Checks = v.pass, v.score, v.checks
+	p.Pass, p.Score, p.Checks = v.pass, v.score, v.result.Checks
 	p.Words = v.result.Words
 	if v.article != nil {
 		p.Sections = len(v.article.Sections)

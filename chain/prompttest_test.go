@@ -2,6 +2,8 @@ package chain
 
 import (
 	"testing"
+
+	"github.com/contentpipe/contentpipe/quality"
 )
 
 // A link's own template renders for its calls, jobs and prompts tests
@@ -63,5 +65,23 @@ func TestCheckPromptsNoBreakerSample(t *testing.T) {
 	st := s.store.states["a"]
 	if st != nil && len(st.Breaker.Events) != 0 {
 		t.Errorf("breaker events %v after a prompts test, want none", st.Breaker.Events)
+	}
+}
+
+// A prompts test hands the gate's checks over as they are (typed, not
+// their stored strings), and a job call stores each as its String.
+func TestPromptChecksTyped(t *testing.T) {
+	s := newScenario(t, "a")
+	s.script("a", step{resp: Response{Text: "BAD thin"}}, step{resp: Response{Text: "BAD thin"}})
+	checks, err := s.chain.CheckPrompts(t.Context(), Job{ID: "prompts/t1", Topic: "t1", Title: "t1", Language: "en", TargetWords: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := quality.Check{Name: quality.CheckWords, Penalty: 60}
+	if len(checks) != 1 || len(checks[0].Checks) != 1 || checks[0].Checks[0] != want {
+		t.Fatalf("checks %+v, want one %+v", checks, want)
+	}
+	if got := s.store.calls[0].Checks; len(got) != 1 || got[0] != want.String() {
+		t.Errorf("stored checks %q, want [%q]", got, want.String())
 	}
 }

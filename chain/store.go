@@ -96,7 +96,7 @@ type Call struct {
 	Truncated     bool
 	Shadow        bool
 	Purpose       Purpose
-	Checks        []string // quality checks that cost points ("words:-20 …")
+	Checks        []string // quality checks that cost points, stored as each quality.Check.String ("words -20 (640 of 1200 target)")
 	Detail        string   // error message, scrubbed
 	Text          string   // answer text (or partial text) for outputs
 	Partial       bool     // Text is a partial stream

@@ -189,8 +189,7 @@ func promptChecks(c chain.PromptCheck) string {
 		return "-"
 	}
 	parts := make([]string, len(c.Checks))
-	for i, s := range c.Checks {
-		ch := storedCheck(s)
+	for i, ch := range c.Checks {
 		parts[i] = fmt.Sprintf("%s -%g", ch.Name, ch.Penalty)
 	}
 	return strings.Join(parts, ", ")
