@@ -21,12 +21,22 @@ func (p Price) Cost(in, out int) float64 {
 	return float64(in)*p.InputPerMTok/1e6 + float64(out)*p.OutputPerMTok/1e6
 }
 
+// Family names the prompt family a link's jobs are worded in: one per link
+// kind, each also the name of its default template (prompts).
+type Family string
+
+// The prompt families.
+const (
+	FamilyGemini Family = "gemini"
+	FamilyOpenAI Family = "openai"
+)
+
 // Link is one provider of the chain with its own limits. The zero values of
 // DailyCap, Pacer and MaxTokens mean no cap, no pacing, provider default.
 type Link struct {
 	Name     string
 	Model    string
-	Family   string // prompt family: "gemini" or "openai"
+	Family   Family // prompt family: FamilyGemini or FamilyOpenAI
 	Prompt   string // template the link is prompted with (config prompt:); "" = its Family's default
 	Infra    string
 	Provider Provider
@@ -85,7 +95,7 @@ func (l *Link) PromptName() string {
 	if l.Prompt != "" {
 		return l.Prompt
 	}
-	return l.Family
+	return string(l.Family)
 }
 
 // PromptFunc renders the article prompt of a job from the named template

@@ -170,7 +170,7 @@ func (c *Chain) healthLink(ctx context.Context, l *Link, job Job, numbers *numbe
 	cctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	out, err := c.attempt(cctx, try{rules: &healthRules, link: l, job: job, deadline: now.Add(budget), numbers: numbers,
-		render: func(l *Link) (Prompt, error) { return prompt(l.Family), nil }})
+		render: func(l *Link) (Prompt, error) { return prompt(string(l.Family)), nil }})
 	if err != nil {
 		return h, err
 	}

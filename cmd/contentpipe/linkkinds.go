@@ -13,7 +13,7 @@ import (
 // linkKind is one kind of link (the config's kind:): the prompt family its
 // jobs are worded in and how its wire client is built from the link.
 type linkKind struct {
-	family string
+	family chain.Family
 	client func(ctx context.Context, l config.Link, to chain.Timeouts) (chain.Provider, error)
 }
 
@@ -21,8 +21,8 @@ type linkKind struct {
 // (the config accepts exactly those). Adding a kind is its adapter package,
 // its profile.Kind, its line here, its tests and its README section.
 var linkKinds = map[profile.Kind]linkKind{
-	profile.KindGemini: {family: "gemini", client: geminiClient},
-	profile.KindOpenAI: {family: "openai", client: openaiClient},
+	profile.KindGemini: {family: chain.FamilyGemini, client: geminiClient},
+	profile.KindOpenAI: {family: chain.FamilyOpenAI, client: openaiClient},
 }
 
 func geminiClient(ctx context.Context, l config.Link, to chain.Timeouts) (chain.Provider, error) {
