@@ -279,7 +279,7 @@ shadows:
 // buildPublisher returns the configured publishing target (validated by
 // the config loader, so it cannot fail here).
 func buildPublisher(cfg *config.Config) chain.Publisher {
-	pub, err := publish.New(publish.Kind(cfg.Publish.Kind), cfg.Publish.Options())
+	pub, err := publish.New(cfg.Publish.Kind, cfg.Publish.Options())
 	if err != nil {
 		panic("config loader let through an invalid publish section: " + err.Error())
 	}

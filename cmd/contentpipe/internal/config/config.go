@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 	_ "time/tzdata" // cap_reset zones must resolve on hosts without a zoneinfo database
 
@@ -79,7 +80,7 @@ func (b Budget) Set() bool { return b.DailyUSD > 0 || b.MonthlyUSD > 0 }
 // Publish is the publishing target: a kind of publish.Kinds and the keys
 // its publish.Target reads.
 type Publish struct {
-	Kind        string        // "markdown" (default), "hugo", "jekyll", "webhook" or "wordpress"
+	Kind        publish.Kind  // one of publish.Kinds; KindMarkdown by default
 	Dir         string        // markdown: absolute output directory, default <Dir>/out; hugo, jekyll: the site's root
 	URL         string        // webhook: endpoint; wordpress: the site's address (required for both)
 	SecretEnv   string        // webhook: variable holding the HMAC key; "" = unsigned
@@ -273,10 +274,10 @@ func (t Telegram) GoString() string { return "config.Telegram{" + t.String() + "
 
 // String describes the target without its secret.
 func (p Publish) String() string {
-	if p.Kind == "webhook" || p.Kind == "wordpress" {
-		return p.Kind + " " + p.URL
+	if t, ok := publish.Lookup(p.Kind); ok && slices.Contains(t.Keys, "url") {
+		return string(p.Kind) + " " + p.URL
 	}
-	return p.Kind + " " + p.Dir
+	return string(p.Kind) + " " + p.Dir
 }
 
 // GoString is String: the secret must not leak through %#v either.
@@ -310,7 +311,7 @@ func Default(dir string) *Config {
 		Dir:           dir,
 		Database:      resolvePath(dir, DefaultDatabase),
 		Topics:        resolvePath(dir, DefaultTopics),
-		Publish:       Publish{Kind: "markdown", Dir: resolvePath(dir, DefaultOutDir)},
+		Publish:       Publish{Kind: publish.KindMarkdown, Dir: resolvePath(dir, DefaultOutDir)},
 		Job:           Job{PostsPerRun: 4, Deadline: chain.DefaultDeadline, Language: "en", TargetWords: 1500, Parallel: 1},
 		RetentionDays: 30,
 		Retry:         defaultRetry(),

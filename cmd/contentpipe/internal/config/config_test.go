@@ -367,7 +367,7 @@ func TestDefaults(t *testing.T) {
 		{"Database", cfg.Database, filepath.Join(dir, "data/pipeline.db")},
 		{"Topics", cfg.Topics, filepath.Join(dir, "data/topics.yaml")},
 		{"PromptsDir", cfg.PromptsDir, ""},
-		{"Publish.Kind", cfg.Publish.Kind, "markdown"},
+		{"Publish.Kind", string(cfg.Publish.Kind), "markdown"},
 		{"Publish.Dir", cfg.Publish.Dir, filepath.Join(dir, "out")},
 		{"Job", cfg.Job, Job{PostsPerRun: 4, Deadline: 15 * time.Minute, Language: "en", TargetWords: 1500, Parallel: 1}},
 		{"RetentionDays", cfg.RetentionDays, 30},

@@ -184,13 +184,15 @@ func (p *loader) paths(r *rawConfig) {
 
 func (p *loader) publish(r rawPublish) {
 	pub := &p.cfg.Publish
-	set(&pub.Kind, r.Kind)
-	target, known := publish.Lookup(publish.Kind(pub.Kind))
+	if r.Kind != nil {
+		pub.Kind = publish.Kind(*r.Kind)
+	}
+	target, known := publish.Lookup(pub.Kind)
 	kinds := make([]string, 0, len(publish.Kinds()))
 	for _, k := range publish.Kinds() {
 		kinds = append(kinds, string(k))
 	}
-	p.check(known, "publish.kind", suggest(pub.Kind, kinds, "publish kinds"), "publish.kind: unknown kind %q", pub.Kind)
+	p.check(known, "publish.kind", suggest(string(pub.Kind), kinds, "publish kinds"), "publish.kind: unknown kind %q", pub.Kind)
 	if r.Dir != nil {
 		p.check(*r.Dir != "", "publish.dir", "remove the key for the default \"out\", or give a directory", "publish.dir: must not be empty")
 		pub.Dir = resolvePath(p.cfg.Dir, *r.Dir)
