@@ -486,12 +486,18 @@ var simColumns = []simColumn{
 	{"p50 publish", "", func(r whatif.Row, _ *whatif.Report) string { return dur(r.P50) }},
 	{"p95 publish", "p95 publish", func(r whatif.Row, _ *whatif.Report) string { return dur(r.P95) }},
 	{"calls", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprint(r.Calls) }},
-	{"alerts/30d crit", "crit/30d", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.1f", r.Alerts30d["critical"]) }},
-	{"warn", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.1f", r.Alerts30d["warning"]) }},
-	{"info", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.1f", r.Alerts30d["info"]) }},
+	{"alerts/30d crit", "crit/30d", alertsPer30d(chain.SeverityCritical)},
+	{"warn", "", alertsPer30d(chain.SeverityWarning)},
+	{"info", "", alertsPer30d(chain.SeverityInfo)},
 	{"twice", "", func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprint(r.PublishedTwice) }},
 	{"drift flagged", "", driftCell},
 	{"spend/budget", "", func(r whatif.Row, _ *whatif.Report) string { return spendCell(r) }},
+}
+
+// alertsPer30d is the column of a scenario's alerts of severity sev per 30
+// days.
+func alertsPer30d(sev chain.Severity) func(r whatif.Row, _ *whatif.Report) string {
+	return func(r whatif.Row, _ *whatif.Report) string { return fmt.Sprintf("%.1f", r.Alerts30d[string(sev)]) }
 }
 
 // writeSimTable prints the one table of all scenarios, the targets and
