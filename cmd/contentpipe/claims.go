@@ -55,7 +55,7 @@ func readyToPublish(ctx context.Context, store *telemetry.Store, cfg *config.Con
 // the kind and the absolute directory, or the URL without its query and
 // fragment (they may carry a token); see publish.Target.Place.
 func publishTarget(p config.Publish) string {
-	return publish.Place(publish.Kind(p.Kind), p.Options())
+	return publish.Place(p.Kind, p.Options())
 }
 
 // dbExists reports whether the database a spec names is there to be read:
