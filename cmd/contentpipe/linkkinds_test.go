@@ -13,6 +13,7 @@ import (
 // the config accepts, each with a prompt family the prompts know and a
 // client built from a link of that kind.
 func TestConfigLinkKinds(t *testing.T) {
+	t.Parallel()
 	if len(linkKinds) != len(profile.Kinds()) {
 		t.Errorf("table has %d kinds, the config accepts %v", len(linkKinds), profile.Kinds())
 	}

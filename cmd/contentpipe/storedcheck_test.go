@@ -10,6 +10,7 @@ import (
 // review reads it back whole (name, penalty, detail with its own
 // parentheses).
 func TestReviewStoredCheck(t *testing.T) {
+	t.Parallel()
 	for _, c := range []quality.Check{
 		{Name: quality.CheckWords, Penalty: 20, Detail: "640 of 1200 target"},
 		{Name: quality.CheckMeta, Penalty: 100, Detail: `"as an AI (language model)"`},
