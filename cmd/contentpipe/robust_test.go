@@ -523,6 +523,9 @@ func TestLockedDatabase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out the 15 s busy timeout: skipped with -short")
 	}
+	// Most of it is a wait on the lock, whatever the load: it runs beside
+	// the others.
+	t.Parallel()
 	w := newSimWorld(t, 2, nil, "")
 	if r := run(t, w.dir, w.env, "run"); r.code != 0 {
 		t.Fatalf("first run exit %d\n%s", r.code, r.stderr)
