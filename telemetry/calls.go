@@ -115,7 +115,7 @@ func (s *Store) ReserveCap(ctx context.Context, provider string, dayStart time.T
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM cap_reservations
-WHERE provider = ? AND day_start = ? AND (settled = 0 OR sent = 1)`, provider, day).Scan(&used); err != nil {
+WHERE provider = ? AND day_start = ? AND `+capCounts, provider, day).Scan(&used); err != nil {
 			return err
 		}
 		if limit > 0 && used >= limit {

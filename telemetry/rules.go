@@ -41,7 +41,7 @@ func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
 func (s *Store) CapUsed(ctx context.Context, provider string, dayStart time.Time) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cap_reservations
-WHERE provider = ? AND day_start = ? AND (settled = 0 OR sent = 1)`, provider, FormatTime(dayStart)).Scan(&n)
+WHERE provider = ? AND day_start = ? AND `+capCounts, provider, FormatTime(dayStart)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("cap use of %s: %w", provider, err)
 	}

@@ -14,11 +14,20 @@ import (
 // estimate takes its median from.
 const recentOutputs = 20
 
+// capCounts is the predicate of a cap reservation that counts toward its
+// day's cap: still open (the call may be in flight) or settled as sent. A
+// settled reservation whose request was never sent was given back. Every
+// query that counts cap use (ReserveCap, ReserveSpend, CapUsed) and every
+// sum of a reservation's use below is this rule.
+const capCounts = `(settled = 0 OR sent = 1)`
+
 // A reservation's use: its estimate while open, its real use once settled
-// and sent, nothing when given back.
+// and sent (capCounts), nothing when given back.
+// useUSDRow is one row's, useTokens and useUSD the sums over rows.
 const (
-	useTokens = `COALESCE(SUM(CASE WHEN settled = 0 THEN est_tokens WHEN sent = 1 THEN tokens ELSE 0 END), 0)`
-	useUSD    = `COALESCE(SUM(CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END), 0)`
+	useUSDRow = `CASE WHEN settled = 0 THEN est_usd WHEN ` + capCounts + ` THEN usd ELSE 0 END`
+	useTokens = `COALESCE(SUM(CASE WHEN settled = 0 THEN est_tokens WHEN ` + capCounts + ` THEN tokens ELSE 0 END), 0)`
+	useUSD    = `COALESCE(SUM(` + useUSDRow + `), 0)`
 )
 
 // ReserveSpend checks r against every limit it carries and takes one
@@ -49,7 +58,7 @@ func (s *Store) ReserveSpend(ctx context.Context, r chain.SpendRequest) (chain.S
 		day, now := FormatTime(r.DayStart), FormatTime(r.Now)
 		var n int
 		var tokens, linkUSD float64
-		if err := tx.QueryRowContext(ctx, `SELECT count(CASE WHEN settled = 0 OR sent = 1 THEN 1 END), `+useTokens+`, `+useUSD+`
+		if err := tx.QueryRowContext(ctx, `SELECT count(CASE WHEN `+capCounts+` THEN 1 END), `+useTokens+`, `+useUSD+`
 FROM cap_reservations WHERE provider = ? AND day_start = ?`, r.Provider, day).Scan(&n, &tokens, &linkUSD); err != nil {
 			return err
 		}
@@ -68,7 +77,7 @@ FROM cap_reservations WHERE provider = ? AND day_start = ?`, r.Provider, day).Sc
 				to = r.ChainDayStart.AddDate(0, 0, 1)
 			}
 			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN ts >= ? AND ts < ? THEN u END), 0), COALESCE(SUM(u), 0)
-FROM (SELECT ts, CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END AS u FROM cap_reservations WHERE ts >= ? AND ts < ?) AS r`,
+FROM (SELECT ts, `+useUSDRow+` AS u FROM cap_reservations WHERE ts >= ? AND ts < ?) AS r`,
 				FormatTime(r.ChainDayStart), FormatTime(r.ChainDayStart.AddDate(0, 0, 1)), FormatTime(from), FormatTime(to)).Scan(&chainDay, &chainMonth); err != nil {
 				return err
 			}
