@@ -27,7 +27,7 @@ func (s *Store) NextAttempt(ctx context.Context, requestID string) (int, error) 
 const insertCall = `INSERT INTO calls (provider, model, request_id, attempt, ts, input_tokens, output_tokens,
 	latency_ms, first_token_ms, http_status, cost_estimate_usd, quality_score, outcome, prompt_version,
 	previous_error, truncated, shadow, purpose, checks, detail, secret_redacted, usage_suspect)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 
 const insertOutput = `INSERT INTO outputs (call_id, request_id, attempt, text, partial, created_at) VALUES (?, ?, ?, ?, ?, ?)`
 
@@ -61,19 +61,16 @@ func (s *Store) RecordAttempt(ctx context.Context, r chain.AttemptRecord) error 
 	}
 	ts := FormatTime(c.TS)
 	return s.write(ctx, "record call", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, insertCall,
+		var id int64
+		err := tx.QueryRowContext(ctx, insertCall,
 			c.Provider, c.Model, c.RequestID, c.Attempt, ts, c.InputTokens, c.OutputTokens,
 			c.Latency.Milliseconds(), c.FirstToken.Milliseconds(), c.HTTPStatus, c.CostUSD,
 			nullFloat(c.QualityScore), string(c.Outcome), c.PromptVersion, c.PreviousError,
-			boolInt(c.Truncated), boolInt(c.Shadow), string(purpose), checks, c.Detail, boolInt(c.SecretRedacted), c.UsageSuspect)
+			boolInt(c.Truncated), boolInt(c.Shadow), string(purpose), checks, c.Detail, boolInt(c.SecretRedacted), c.UsageSuspect).Scan(&id)
 		if err != nil {
 			return fmt.Errorf("insert call: %w", err)
 		}
 		if c.Text != "" {
-			id, err := res.LastInsertId()
-			if err != nil {
-				return fmt.Errorf("insert call: %w", err)
-			}
 			if _, err := tx.ExecContext(ctx, insertOutput, id, c.RequestID, c.Attempt, c.Text, boolInt(c.Partial), ts); err != nil {
 				return fmt.Errorf("insert output: %w", err)
 			}
@@ -121,12 +118,8 @@ WHERE provider = ? AND day_start = ? AND `+capCounts, provider, day).Scan(&used)
 		if limit > 0 && used >= limit {
 			return nil
 		}
-		res, err := tx.ExecContext(ctx, "INSERT INTO cap_reservations (provider, day_start, ts) VALUES (?, ?, ?)",
-			provider, day, FormatTime(now))
-		if err != nil {
-			return err
-		}
-		if id, err = res.LastInsertId(); err != nil {
+		if err := tx.QueryRowContext(ctx, "INSERT INTO cap_reservations (provider, day_start, ts) VALUES (?, ?, ?) RETURNING id",
+			provider, day, FormatTime(now)).Scan(&id); err != nil {
 			return err
 		}
 		used++

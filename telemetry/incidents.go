@@ -121,12 +121,8 @@ func observeTx(ctx context.Context, tx *sql.Tx, obs IncidentObservation, remindE
 	switch {
 	case active && !open:
 		cur = Incident{Key: obs.Key, Rule: obs.Rule, Provider: obs.Provider, OpenedAt: obs.Since, LastSeenAt: obs.LastSeen, Detail: obs.Detail}
-		res, err := tx.ExecContext(ctx, `INSERT INTO incidents (key, rule, provider, opened_at, last_seen_at, detail) VALUES (?, ?, ?, ?, ?, ?)`,
-			cur.Key, cur.Rule, cur.Provider, FormatTime(cur.OpenedAt), FormatTime(cur.LastSeenAt), cur.Detail)
-		if err != nil {
-			return nil, err
-		}
-		if cur.ID, err = res.LastInsertId(); err != nil {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO incidents (key, rule, provider, opened_at, last_seen_at, detail) VALUES (?, ?, ?, ?, ?, ?)
+RETURNING id`, cur.Key, cur.Rule, cur.Provider, FormatTime(cur.OpenedAt), FormatTime(cur.LastSeenAt), cur.Detail).Scan(&cur.ID); err != nil {
 			return nil, err
 		}
 		open = true

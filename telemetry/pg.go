@@ -6,8 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -141,9 +139,8 @@ func isPGRetry(err error) bool {
 
 // pgConnector wraps pgx's connector so that the package's SQL, written with
 // '?' placeholders as SQLite takes them, runs on PostgreSQL unchanged: each
-// statement's '?' become $1, $2, … (see rebind). It also gives an INSERT
-// that generates an id the LastInsertId SQLite's results have (see
-// pgConn.ExecContext), so the code that reads it stays one text.
+// statement's '?' become $1, $2, … (see rebind). An INSERT that needs the
+// id it generated says RETURNING id, which both backends run.
 type pgConnector struct{ base driver.Connector }
 
 func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -167,41 +164,11 @@ func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 	return c.Conn.PrepareContext(ctx, rebind(query))
 }
 
-// ExecContext runs query with its placeholders rebound. An INSERT into a
-// table with a generated id (identityTables) that names no id column and
-// no RETURNING runs with RETURNING id, and the result's LastInsertId is the
-// last id returned — what SQLite's LastInsertId gives.
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if len(args) > 0 {
 		query = rebind(query)
 	}
-	if !insertGeneratesID(query) {
-		return c.Conn.ExecContext(ctx, query, args)
-	}
-	rows, err := c.Conn.QueryContext(ctx, query+" RETURNING id", args)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var res pgResult
-	dest := make([]driver.Value, 1)
-	for {
-		err := rows.Next(dest)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		res.n++
-		switch v := dest[0].(type) {
-		case int64:
-			res.id = v
-		case int32:
-			res.id = int64(v)
-		}
-	}
-	return res, nil
+	return c.Conn.ExecContext(ctx, query, args)
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
@@ -211,33 +178,12 @@ func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.N
 	return c.Conn.QueryContext(ctx, query, args)
 }
 
-type pgResult struct{ id, n int64 }
-
-func (r pgResult) LastInsertId() (int64, error) { return r.id, nil }
-func (r pgResult) RowsAffected() (int64, error) { return r.n, nil }
-
 // identityTables are the tables whose id column is generated (an identity
-// column on PostgreSQL, the rowid alias on SQLite).
+// column on PostgreSQL, the rowid alias on SQLite): `db copy` sets their
+// sequences past the ids it copied.
 var identityTables = map[string]bool{
 	"calls": true, "skips": true, "alerts": true, "health_checks": true, "shadow_comparisons": true,
 	"provider_events": true, "cap_reservations": true, "incidents": true,
-}
-
-var insertRE = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+(\w+)\s*\(([^)]*)\)`)
-
-// insertGeneratesID reports whether query is an INSERT into an identity
-// table that leaves the id to the database and returns nothing yet.
-func insertGeneratesID(query string) bool {
-	m := insertRE.FindStringSubmatch(query)
-	if m == nil || !identityTables[strings.ToLower(m[1])] {
-		return false
-	}
-	for _, col := range strings.Split(m[2], ",") {
-		if strings.EqualFold(strings.TrimSpace(col), "id") {
-			return false
-		}
-	}
-	return !strings.Contains(strings.ToUpper(query), "RETURNING")
 }
 
 // rebind turns the '?' placeholders of query into PostgreSQL's $1, $2, …,

@@ -64,9 +64,8 @@ func TestSchemaTheSameOnBothBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close()
-	// The connector adds RETURNING id to inserts into identityTables
-	// (pg.go): a table with a generated id missing there would give
-	// LastInsertId 0 on PostgreSQL only.
+	// `db copy` sets the sequences of identityTables (copy.go): a table
+	// with a generated id missing there would hand out copied ids again.
 	rows, err := pg.db.QueryContext(t.Context(), `SELECT table_name FROM information_schema.columns
 WHERE table_schema = current_schema() AND is_identity = 'YES' ORDER BY table_name`)
 	if err != nil {

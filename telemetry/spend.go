@@ -99,13 +99,8 @@ FROM (SELECT ts, `+useUSDRow+` AS u FROM cap_reservations WHERE ts >= ? AND ts <
 				return nil
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO cap_reservations (provider, day_start, ts, est_tokens, est_output, est_usd) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.Provider, day, now, g.EstTokens, out, g.EstUSD)
-		if err != nil {
-			return err
-		}
-		g.ID, err = res.LastInsertId()
-		return err
+		return tx.QueryRowContext(ctx, `INSERT INTO cap_reservations (provider, day_start, ts, est_tokens, est_output, est_usd) VALUES (?, ?, ?, ?, ?, ?)
+RETURNING id`, r.Provider, day, now, g.EstTokens, out, g.EstUSD).Scan(&g.ID)
 	})
 	if err != nil {
 		return chain.SpendGrant{}, err
