@@ -110,3 +110,7 @@ func newPostgresDB(t testing.TB) string {
 	p.Path = "/" + name
 	return p.String()
 }
+
+// pg reports whether the store is on PostgreSQL (for tests whose
+// expectations differ by backend).
+func (s *Store) pg() bool { return s.d == postgresDialect }

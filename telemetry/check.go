@@ -37,10 +37,9 @@ func (e *CorruptError) Error() string {
 // On PostgreSQL the server owns the integrity of its pages (checksums,
 // WAL): QuickCheck reads every state table once, so that a missing table
 // or a server that cannot read one fails at open as a damaged file does.
-func (s *Store) QuickCheck(ctx context.Context) error {
-	if s.pg() {
-		return s.pgCheck(ctx, stateTables)
-	}
+func (s *Store) QuickCheck(ctx context.Context) error { return s.d.quickCheck(s, ctx) }
+
+func (s *Store) quickCheckSQLite(ctx context.Context) error {
 	for _, t := range stateTables {
 		if err := s.check(ctx, fmt.Sprintf("PRAGMA quick_check(%s)", t)); err != nil {
 			return err
@@ -52,12 +51,7 @@ func (s *Store) QuickCheck(ctx context.Context) error {
 // IntegrityCheck runs the full PRAGMA integrity_check of the whole file
 // (`health`): seconds per 10^6 calls rows.
 // On PostgreSQL it counts the rows of every table (see QuickCheck).
-func (s *Store) IntegrityCheck(ctx context.Context) error {
-	if s.pg() {
-		return s.pgCheck(ctx, copyTables)
-	}
-	return s.check(ctx, "PRAGMA integrity_check")
-}
+func (s *Store) IntegrityCheck(ctx context.Context) error { return s.d.integrityCheck(s, ctx) }
 
 // pgCheck reads every row of each table (count(*)) in one read-only
 // transaction.

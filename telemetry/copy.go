@@ -63,11 +63,7 @@ func Copy(ctx context.Context, src, dst *Store) (CopyReport, error) {
 			return rep, fmt.Errorf("copy: %s has schema version %d, this contentpipe %d: run this contentpipe on it once (it migrates), then copy", s.path, v, SchemaVersion)
 		}
 	}
-	var opts *sql.TxOptions
-	if src.pg() {
-		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	}
-	stx, err := src.db.BeginTx(ctx, opts)
+	stx, err := src.db.BeginTx(ctx, src.d.snapshot)
 	if err != nil {
 		return rep, fmt.Errorf("copy: read %s: %w", src.path, err)
 	}
@@ -89,7 +85,7 @@ func Copy(ctx context.Context, src, dst *Store) (CopyReport, error) {
 				dst.path, strings.Join(full, ", "))
 		}
 		for _, t := range copyTables {
-			n, err := copyTable(ctx, stx, tx, t, dst.pg())
+			n, err := copyTable(ctx, stx, tx, t, dst.d.stringText)
 			if err != nil {
 				return fmt.Errorf("table %s: %w", t, err)
 			}
@@ -105,14 +101,12 @@ func Copy(ctx context.Context, src, dst *Store) (CopyReport, error) {
 			}
 			rep.Tables = append(rep.Tables, TableRows{Table: t, Rows: got})
 		}
-		if dst.pg() {
-			for _, t := range copyTables {
-				if !identityTables[t] {
-					continue
-				}
-				if _, err := tx.ExecContext(ctx, "SELECT setval(pg_get_serial_sequence('"+t+"', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM "+t); err != nil {
-					return fmt.Errorf("set the id sequence of %s: %w", t, err)
-				}
+		for _, t := range copyTables {
+			if !identityTables[t] || dst.d.resetSequence == "" {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf(dst.d.resetSequence, t)); err != nil {
+				return fmt.Errorf("set the id sequence of %s: %w", t, err)
 			}
 		}
 		return nil

@@ -62,17 +62,13 @@ func getJob(ctx context.Context, q queryRower, id string) (jobRow, bool, error) 
 	return getJobSQL(ctx, q, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id)
 }
 
-// lockJob is getJob for a claim on PostgreSQL: it locks the row (FOR
-// UPDATE SKIP LOCKED), and found is false also when another worker's
-// transaction holds it (locked tells which). On SQLite the write
-// transaction already excludes every other writer: it is getJob.
+// lockJob is getJob for a claim: on PostgreSQL it locks the row (FOR
+// UPDATE SKIP LOCKED, dialect.lockRow), and found is false also when
+// another worker's transaction holds it (locked tells which). On SQLite
+// the write transaction already excludes every other writer: it is getJob.
 func (s *Store) lockJob(ctx context.Context, tx *sql.Tx, id string) (r jobRow, found, locked bool, err error) {
-	if !s.pg() {
-		r, found, err = getJob(ctx, tx, id)
-		return r, found, false, err
-	}
-	r, found, err = getJobSQL(ctx, tx, "SELECT "+jobColumns+" FROM jobs WHERE id = ? FOR UPDATE SKIP LOCKED", id)
-	if err != nil || found {
+	r, found, err = getJobSQL(ctx, tx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?"+s.d.lockRow, id)
+	if err != nil || found || s.d.lockRow == "" {
 		return r, found, false, err
 	}
 	r, found, err = getJob(ctx, tx, id)
@@ -194,7 +190,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, j.ID, j.Topic, 
 				return nil
 			}
 			if r.rec.Status == chain.JobPublishing {
-				over, err := s.deliveryOver(ctx, tx, r, live, lease, now)
+				over, err := s.deliveryOver(ctx, tx, r, live, lease, now, s.now())
 				if err != nil || !over {
 					cur = r.rec
 					return err
@@ -278,7 +274,7 @@ func (s *Store) markPublishing(ctx context.Context, j chain.JobRecord, owner cha
 				return err
 			}
 		}
-		if err := s.checkOwnerLease(ctx, tx, owner); err != nil {
+		if err := s.checkOwnerLease(ctx, tx, owner, s.now()); err != nil {
 			return fmt.Errorf("job %s not marked: %w", j.ID, err)
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, provider = ?, model = ?, quality_score = ?, attempt = ?,

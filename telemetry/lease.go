@@ -64,6 +64,14 @@ func (s *Store) ownerLease() time.Duration {
 	return DefaultOwnerLease
 }
 
+// now is the time on the leases' clock (Store.Now).
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
 func (s *Store) deliveryWindow() time.Duration {
 	if s.DeliveryWindow > 0 {
 		return s.DeliveryWindow
@@ -88,7 +96,7 @@ func (s *Store) registerPG(o chain.Owner) (*Process, error) {
 	if lease < 2*window {
 		return nil, fmt.Errorf("register process: the owner lease %s must be at least twice the delivery window %s", lease, window)
 	}
-	now := time.Now()
+	now := s.now()
 	ctx := context.Background()
 	err := s.write(ctx, "register process", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM owners WHERE lease_until < ?", FormatTime(now.Add(-ownerRetention))); err != nil {
@@ -122,22 +130,27 @@ func (l *pgLease) heartbeat(ctx context.Context, lease time.Duration) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, lease/4)
-		now := time.Now()
-		res, err := l.s.db.ExecContext(rctx, "UPDATE owners SET lease_until = ? WHERE token = ?",
-			FormatTime(now.Add(lease)), l.token)
+		err := l.renew(rctx, lease, l.s.now())
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			slog.Warn("renew process lease", "database", l.s.path, "err", err)
-			continue
-		}
-		if err == nil {
-			if n, _ := res.RowsAffected(); n == 0 {
-				// The row is gone (removed long after it expired): this
-				// process lost every claim; it stays without a lease.
-				slog.Warn("process lease lost: its row was removed after it expired", "database", l.s.path)
-			}
 		}
 	}
+}
+
+// renew sets the lease to run until now + lease. A row that is gone
+// (removed long after it expired) is logged: this process lost every
+// claim and stays without a lease.
+func (l *pgLease) renew(ctx context.Context, lease time.Duration, now time.Time) error {
+	res, err := l.s.db.ExecContext(ctx, "UPDATE owners SET lease_until = ? WHERE token = ?",
+		FormatTime(now.Add(lease)), l.token)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		slog.Warn("process lease lost: its row was removed after it expired", "database", l.s.path)
+	}
+	return nil
 }
 
 // close stops the heartbeat and deletes the row: the claims still held are
@@ -167,7 +180,7 @@ func (s *Store) alivePG(o chain.Owner) bool {
 	if err != nil {
 		return true
 	}
-	return found && until.After(time.Now())
+	return found && until.After(s.now())
 }
 
 func ownerLeaseUntil(ctx context.Context, q queryRower, token string) (time.Time, bool, error) {
@@ -184,15 +197,14 @@ func ownerLeaseUntil(ctx context.Context, q queryRower, token string) (time.Time
 }
 
 // checkOwnerLease fails on PostgreSQL when owner's lease has less than
-// DeliveryWindow left now (its heartbeat is late: a pause, a lost
-// connection) or is gone. Leases are wall-clock time, whatever clock the
-// caller's job times come from. On SQLite the OS lock is the liveness, and
+// DeliveryWindow left at now (its heartbeat is late: a pause, a lost
+// connection) or is gone. now is on the leases' clock (Store.Now),
+// whatever clock the caller's job times come from. On SQLite the OS lock is the liveness, and
 // an owner without a token (written before tokens) has no lease: nil.
-func (s *Store) checkOwnerLease(ctx context.Context, q queryRower, owner chain.Owner) error {
-	if !s.pg() || owner.Token == "" {
+func (s *Store) checkOwnerLease(ctx context.Context, q queryRower, owner chain.Owner, now time.Time) error {
+	if !s.d.leases || owner.Token == "" {
 		return nil
 	}
-	now := time.Now()
 	until, found, err := ownerLeaseUntil(ctx, q, owner.Token)
 	if err != nil {
 		return err
@@ -209,14 +221,15 @@ func (s *Store) checkOwnerLease(ctx context.Context, q queryRower, owner chain.O
 
 // deliveryOver reports whether the holder of r, a job in publishing whose
 // claim another worker may take (live: what alive said of the holder),
-// can no longer be inside a delivery CheckDelivery allowed. See the rule
-// at the top of this file.
-func (s *Store) deliveryOver(ctx context.Context, tx *sql.Tx, r jobRow, live bool, lease time.Duration, now time.Time) (bool, error) {
+// can no longer be inside a delivery CheckDelivery allowed. now is the
+// claim's clock, leaseNow the leases' (Store.Now). See the rule at the top
+// of this file.
+func (s *Store) deliveryOver(ctx context.Context, tx *sql.Tx, r jobRow, live bool, lease time.Duration, now, leaseNow time.Time) (bool, error) {
 	window := s.deliveryWindow()
 	if now.Sub(r.claimedAt) > lease+window {
 		return true, nil
 	}
-	if !s.pg() {
+	if !s.d.leases {
 		return !live, nil // the OS lock is free: the holder is dead
 	}
 	if r.owner.Token == "" {
@@ -226,20 +239,20 @@ func (s *Store) deliveryOver(ctx context.Context, tx *sql.Tx, r jobRow, live boo
 	if err != nil {
 		return false, err
 	}
-	return !found || time.Since(until) > window, nil
+	return !found || leaseNow.Sub(until) > window, nil
 }
 
 // CheckDelivery is the last check before a delivery of job id by owner:
 // the job is in publishing and claimed by owner, its claim (taken or
 // renewed at claimed_at, holding for lease) has not run out at now, and,
 // on PostgreSQL, owner's process lease has at least DeliveryWindow left
-// (the claim's times are the caller's clock, the lease's the wall clock).
+// (the claim's times are the caller's clock, the lease's Store.Now).
 // A claim needs no more than "not run out": deliveryOver lets another
 // worker take a publishing job only DeliveryWindow after its claim ran
 // out, so a delivery started before that and bounded by the window ends
 // first, however short the job lease. It returns
-// the wall-clock deadline the delivery must end by (DeliveryWindow from
-// now): a delivery bounded by it ends before any other worker may
+// the deadline on the leases' clock (Store.Now; the wall clock unless
+// set) the delivery must end by (DeliveryWindow from then): a delivery bounded by it ends before any other worker may
 // reconcile the job. Bound only the delivery with it, not what follows
 // (recording the job published).
 func (s *Store) CheckDelivery(ctx context.Context, id string, owner chain.Owner, lease time.Duration, now time.Time) (time.Time, error) {
@@ -260,10 +273,11 @@ func (s *Store) CheckDelivery(ctx context.Context, id string, owner chain.Owner,
 		return time.Time{}, fmt.Errorf("the claim on job %s ran out %s ago (lease %s): not delivered (the next run reconciles it)",
 			id, over.Round(time.Millisecond), lease)
 	}
-	if err := s.checkOwnerLease(ctx, s.db, owner); err != nil {
+	leaseNow := s.now()
+	if err := s.checkOwnerLease(ctx, s.db, owner, leaseNow); err != nil {
 		return time.Time{}, fmt.Errorf("job %s not delivered: %w", id, err)
 	}
-	return time.Now().Add(window), nil
+	return leaseNow.Add(window), nil
 }
 
 // ClaimSlot takes the scheduled run of schedule at slot (the time the
@@ -278,7 +292,7 @@ func (s *Store) ClaimSlot(ctx context.Context, schedule string, slot time.Time, 
 	err := s.writeMode(ctx, "claim slot "+schedule+" "+at, writeMode{locked: true}, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO schedule_slots (schedule, slot, owner_host, owner_pid, owner_token, claimed_at)
 VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (schedule, slot) DO NOTHING`,
-			schedule, at, owner.Host, owner.PID, owner.Token, FormatTime(time.Now()))
+			schedule, at, owner.Host, owner.PID, owner.Token, FormatTime(s.now()))
 		if err != nil {
 			return err
 		}
@@ -312,11 +326,12 @@ const (
 	pgLockCeiling = 0x636f6365 // claims under the day's publication ceiling
 )
 
-// pgLock takes the advisory lock key for the rest of tx (PostgreSQL only).
+// pgLock takes the advisory lock key for the rest of tx (PostgreSQL only:
+// on SQLite the write transaction is the lock).
 func (s *Store) pgLock(ctx context.Context, tx *sql.Tx, key int64) error {
-	if !s.pg() {
+	if s.d.advisoryLock == "" {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", key)
+	_, err := tx.ExecContext(ctx, s.d.advisoryLock, key)
 	return err
 }

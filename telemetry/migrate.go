@@ -531,10 +531,9 @@ func (e *versionError) Error() string {
 
 // migrate applies every pending migration, each in its own IMMEDIATE
 // transaction that re-checks whether another process applied it meanwhile.
-func (s *Store) migrate(ctx context.Context) error {
-	if s.pg() {
-		return s.migratePG(ctx)
-	}
+func (s *Store) migrate(ctx context.Context) error { return s.d.migrate(s, ctx) }
+
+func (s *Store) migrateSQLite(ctx context.Context) error {
 	// schema_migrations is created with the first migration, in its
 	// transaction: a migration that fails on a database holding another
 	// application's tables leaves that database as it was.
@@ -641,9 +640,4 @@ func (s *Store) migratePG(ctx context.Context) error {
 }
 
 // migrationList is the schema history of the store's backend.
-func (s *Store) migrationList() []migration {
-	if s.pg() {
-		return pgMigrations
-	}
-	return migrations
-}
+func (s *Store) migrationList() []migration { return s.d.migrations }

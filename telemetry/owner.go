@@ -47,10 +47,12 @@ func (s *Store) Register() (*Process, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("process token: %w", err)
 	}
-	tok := hex.EncodeToString(b[:])
-	if s.pg() {
-		return s.registerPG(chain.Owner{Host: host, PID: os.Getpid(), Token: tok})
-	}
+	return s.d.register(s, chain.Owner{Host: host, PID: os.Getpid(), Token: hex.EncodeToString(b[:])})
+}
+
+// registerSQLite is Register on SQLite: o's lock file, locked.
+func (s *Store) registerSQLite(o chain.Owner) (*Process, error) {
+	host, tok := o.Host, o.Token
 	dir := ownersDir(s.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create lock directory %s: %w", dir, err)
@@ -99,10 +101,9 @@ func (p *Process) Close() error {
 //
 // On PostgreSQL a process is alive while its owners row has an unexpired
 // lease (see lease.go); a claim without a token counts as alive there.
-func (s *Store) Alive(o chain.Owner) bool {
-	if s.pg() {
-		return s.alivePG(o)
-	}
+func (s *Store) Alive(o chain.Owner) bool { return s.d.alive(s, o) }
+
+func (s *Store) aliveSQLite(o chain.Owner) bool {
 	host, _ := os.Hostname()
 	if o.Token == "" {
 		if o.Host != host {

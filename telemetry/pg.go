@@ -80,7 +80,7 @@ func openPostgres(rawURL string, readOnly bool) (*Store, error) {
 	s := &Store{
 		db:       sql.OpenDB(pgConnector{base: stdlib.GetConnector(*cfg)}),
 		path:     name,
-		backend:  BackendPostgres,
+		d:        postgresDialect,
 		readOnly: readOnly,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgConnectTimeout+5*time.Second)

@@ -31,7 +31,7 @@ func (s *Store) Query(ctx context.Context, q string, args ...any) (cols []string
 	var src interface {
 		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	} = s.db
-	if s.pg() && s.readOnly {
+	if s.d.readerRole && s.readOnly {
 		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return nil, nil, s.queryErr(err)
@@ -53,7 +53,7 @@ func (s *Store) Query(ctx context.Context, q string, args ...any) (cols []string
 	// PostgreSQL's numeric (ROUND(x::numeric, 4), AVG of an integer) comes
 	// as text: it is a number here as on SQLite.
 	var numeric []bool
-	if s.pg() {
+	if s.d.numericText {
 		if types, err := rs.ColumnTypes(); err == nil {
 			numeric = make([]bool, len(types))
 			for i, ct := range types {
@@ -94,18 +94,21 @@ func (s *Store) Query(ctx context.Context, q string, args ...any) (cols []string
 }
 
 // queryErr explains SQLite's refusals on a read-only store.
-func (s *Store) queryErr(err error) error {
-	if s.pg() {
-		switch pgCode(err) {
-		case "25006": // read_only_sql_transaction
-			return fmt.Errorf("the database %s is opened read-only and writes are refused: %w", s.path, err)
-		case "42501": // insufficient_privilege
-			if s.readOnly {
-				return fmt.Errorf("the database %s is opened read-only, as the role %s that may only read the tables: %w", s.path, PGReaderRole, err)
-			}
+func (s *Store) queryErr(err error) error { return s.d.queryErr(s, err) }
+
+func (s *Store) queryErrPG(err error) error {
+	switch pgCode(err) {
+	case "25006": // read_only_sql_transaction
+		return fmt.Errorf("the database %s is opened read-only and writes are refused: %w", s.path, err)
+	case "42501": // insufficient_privilege
+		if s.readOnly {
+			return fmt.Errorf("the database %s is opened read-only, as the role %s that may only read the tables: %w", s.path, PGReaderRole, err)
 		}
-		return fmt.Errorf("query: %w", err)
 	}
+	return fmt.Errorf("query: %w", err)
+}
+
+func (s *Store) queryErrSQLite(err error) error {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
 		switch {

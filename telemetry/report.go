@@ -195,7 +195,7 @@ FROM calls WHERE ts >= ? AND ts < ? GROUP BY hour, provider ORDER BY hour, provi
 // none.
 func (s *Store) reportIncidents(ctx context.Context, d *ReportData) error {
 	var n int
-	if err := s.db.QueryRowContext(ctx, s.tableExistsSQL(), "incidents").Scan(&n); err != nil || n == 0 {
+	if err := s.db.QueryRowContext(ctx, s.d.tableExists, "incidents").Scan(&n); err != nil || n == 0 {
 		return err
 	}
 	var err error

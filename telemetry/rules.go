@@ -73,10 +73,7 @@ func (s *Store) FailureStreaks(ctx context.Context, counted []chain.Outcome) ([]
 	if in == "" {
 		in = "''"
 	}
-	unitSep := "char(31)"
-	if s.pg() {
-		unitSep = "chr(31)"
-	}
+	unitSep := s.d.unitSep
 	// Each provider (walked through the calls_provider_ts index, not by
 	// scanning the table), its last success (the newest of its calls read
 	// backwards until one answered) and the failures after it (a range of

@@ -42,7 +42,7 @@ func OpenScratch(path string) (*Store, error) {
 	}
 	dsn = strings.NewReplacer("_journal_mode=WAL", "_journal_mode=MEMORY", "_synchronous=NORMAL", "_synchronous=OFF").Replace(dsn) +
 		fmt.Sprintf("&_locking_mode=EXCLUSIVE&_cache_size=-%d", scratchCacheKiB)
-	s := &Store{db: sql.OpenDB(scratchConnector{connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}}), path: path, backend: BackendSQLite, scratch: true}
+	s := &Store{db: sql.OpenDB(scratchConnector{connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}}), path: path, d: sqliteDialect, scratch: true}
 	// One connection that never closes: it holds the lock and the outer
 	// transaction.
 	s.db.SetMaxOpenConns(1)
@@ -266,7 +266,7 @@ func (s *Store) JobCallTotals(ctx context.Context) (JobCallTotals, error) {
 // first call or skip to its publication, in no particular order.
 func (s *Store) PublishSeconds(ctx context.Context) ([]float64, error) {
 	var out []float64
-	err := s.each(ctx, `SELECT `+s.secondsBetween("f.first", "j.published_at")+`
+	err := s.each(ctx, `SELECT `+s.d.secondsBetween("f.first", "j.published_at")+`
 		FROM jobs j JOIN (
 			SELECT request_id, MIN(ts) AS first FROM (
 				SELECT request_id, ts FROM calls UNION ALL SELECT request_id, ts FROM skips) AS e
@@ -337,15 +337,6 @@ func (s *Store) AlertCounts(ctx context.Context) (map[string]int, error) {
 		out[sev] = n
 	}
 	return out, rows.Err()
-}
-
-// secondsBetween is the SQL of the seconds from the stored timestamp a to
-// the stored timestamp b (columns or expressions of TEXT timestamps).
-func (s *Store) secondsBetween(a, b string) string {
-	if s.pg() {
-		return "EXTRACT(EPOCH FROM (" + b + "::timestamptz - " + a + "::timestamptz))::double precision"
-	}
-	return "(julianday(" + b + ") - julianday(" + a + ")) * 86400.0"
 }
 
 // FirstAlertSince returns the time of the first alert whose key starts with

@@ -59,14 +59,19 @@ const busyRetries = 4
 // several processes may open the same file at once.
 type Store struct {
 	db       *sql.DB
-	path     string // the SQLite file, or the PostgreSQL URL redacted (RedactURL)
-	backend  string // BackendSQLite or BackendPostgres
+	path     string   // the SQLite file, or the PostgreSQL URL redacted (RedactURL)
+	d        *dialect // sqliteDialect or postgresDialect
 	readOnly bool
 	scratch  bool // OpenScratch: Close commits its batch and drops its own indexes
 	// OwnerLease and DeliveryWindow, when set (right after Open, before
 	// Register), replace DefaultOwnerLease and DefaultDeliveryWindow; see
 	// lease.go.
 	OwnerLease, DeliveryWindow time.Duration
+	// Now, when set (right after Open, before Register), is the clock of
+	// the owner leases (lease.go): their renewals, the checks against
+	// them, and the times of schedule slot claims. time.Now otherwise;
+	// every worker sharing a database must run the same clock.
+	Now func() time.Time
 	// Step, when set (right after Open, before any other use), is called
 	// just before and just after each write transaction's commit: the
 	// crash tests kill the process there.
@@ -117,7 +122,7 @@ func Open(spec string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), path: path, backend: BackendSQLite}
+	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), path: path, d: sqliteDialect}
 	ctx := context.Background()
 	// Switching a new file to WAL takes a lock that a process opening the
 	// same new file at the same moment may hold: such an open is retried.
@@ -178,7 +183,7 @@ func OpenReadOnly(spec string) (*Store, error) {
 		c.RegisterAuthorizer(readOnlyAuthorizer)
 		return nil
 	}}
-	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: drv}), path: path, backend: BackendSQLite, readOnly: true}
+	s := &Store{db: sql.OpenDB(connector{dsn: dsn, drv: drv}), path: path, d: sqliteDialect, readOnly: true}
 	if err := s.db.PingContext(context.Background()); err != nil {
 		s.db.Close()
 		return nil, s.openErr(err)
@@ -205,10 +210,7 @@ func (s *Store) Close() error {
 func (s *Store) Path() string { return s.path }
 
 // Backend returns BackendSQLite ("sqlite") or BackendPostgres ("postgres").
-func (s *Store) Backend() string { return s.backend }
-
-// pg reports whether the store is on PostgreSQL.
-func (s *Store) pg() bool { return s.backend == BackendPostgres }
+func (s *Store) Backend() string { return s.d.name }
 
 // ReadOnly reports whether the store was opened with OpenReadOnly.
 func (s *Store) ReadOnly() bool { return s.readOnly }
@@ -365,19 +367,12 @@ func (s *Store) writeMode(ctx context.Context, what string, mode writeMode, fn f
 		if err == nil {
 			return nil
 		}
-		if !s.retryable(err) || ctx.Err() != nil {
+		if !s.d.retryable(err) || ctx.Err() != nil {
 			break
 		}
-		wait := time.Duration(25*(try+1))*time.Millisecond + rand.N(25*time.Millisecond)
-		if s.pg() {
-			if try >= pgRetries {
-				return fmt.Errorf("%s: the database %s refused the transaction %d times in a row as conflicting with other workers (%v): too many workers on the same rows; rerun",
-					what, s.path, pgRetries+1, err)
-			}
-			// Conflicts end in milliseconds: a short jittered wait.
-			wait = rand.N(time.Duration(min(try+1, 20)) * time.Millisecond)
-		} else if try >= busyRetries {
-			return s.lockedErr(what, err)
+		wait, gaveUp := s.d.retry(s, what, try, err)
+		if gaveUp != nil {
+			return gaveUp
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -390,13 +385,25 @@ func (s *Store) writeMode(ctx context.Context, what string, mode writeMode, fn f
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// retryable reports whether a failed write transaction may be run again:
-// SQLite busy or locked, PostgreSQL serialization failure or deadlock.
-func (s *Store) retryable(err error) bool {
-	if s.pg() {
-		return isPGRetry(err)
+// retrySQLite is the wait before the next try of a write that found the
+// database busy or locked (dialect.retry), growing with try, and the
+// error after busyRetries tries.
+func (s *Store) retrySQLite(what string, try int, err error) (time.Duration, error) {
+	if try >= busyRetries {
+		return 0, s.lockedErr(what, err)
 	}
-	return isBusy(err)
+	return time.Duration(25*(try+1))*time.Millisecond + rand.N(25*time.Millisecond), nil
+}
+
+// retryPG is the wait before the next try of a write PostgreSQL refused
+// as conflicting (dialect.retry), and the error after pgRetries tries.
+func (s *Store) retryPG(what string, try int, err error) (time.Duration, error) {
+	if try >= pgRetries {
+		return 0, fmt.Errorf("%s: the database %s refused the transaction %d times in a row as conflicting with other workers (%v): too many workers on the same rows; rerun",
+			what, s.path, pgRetries+1, err)
+	}
+	// Conflicts end in milliseconds: a short jittered wait.
+	return rand.N(time.Duration(min(try+1, 20)) * time.Millisecond), nil
 }
 
 // lockedErr is the error of a write that found the database locked by
@@ -420,22 +427,26 @@ func (s *Store) lockedErr(what string, err error) error {
 // for every connection, see openPostgres), so the durable flag changes
 // nothing there.
 func (s *Store) tryWrite(ctx context.Context, what string, mode writeMode, fn func(tx *sql.Tx) error) error {
-	durable := mode.durable
-	if s.pg() {
-		iso := sql.LevelSerializable
-		if mode.locked {
-			iso = sql.LevelReadCommitted
-		}
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: iso})
-		if err != nil {
-			return err
-		}
-		if durable {
-			what += " (durable)"
-		}
-		return s.commitWith(tx, what, fn)
+	return s.d.tryWrite(s, ctx, what, mode, fn)
+}
+
+func (s *Store) tryWritePG(ctx context.Context, what string, mode writeMode, fn func(tx *sql.Tx) error) error {
+	iso := sql.LevelSerializable
+	if mode.locked {
+		iso = sql.LevelReadCommitted
 	}
-	if !durable {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: iso})
+	if err != nil {
+		return err
+	}
+	if mode.durable {
+		what += " (durable)"
+	}
+	return s.commitWith(tx, what, fn)
+}
+
+func (s *Store) tryWriteSQLite(ctx context.Context, what string, mode writeMode, fn func(tx *sql.Tx) error) error {
+	if !mode.durable {
 		tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE through _txlock
 		if err != nil {
 			return err
@@ -527,13 +538,4 @@ func nullFloat(p *float64) any {
 		return nil
 	}
 	return *p
-}
-
-// tableExistsSQL is a query of one argument, a table name, that returns 1
-// when the table exists and 0 otherwise.
-func (s *Store) tableExistsSQL() string {
-	if s.pg() {
-		return "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
-	}
-	return "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
 }

@@ -52,7 +52,7 @@ func testOpenMigratesAndReopens(t *testing.T) {
 	tables := []string{"calls", "outputs", "jobs", "skips", "alerts", "health_checks", "shadow_comparisons",
 		"provider_state", "provider_events", "cap_reservations", "schema_migrations"}
 	for _, tb := range append(tables, "owners", "schedule_slots", "meta", "incidents") {
-		if n := queryInt(t, s, s.tableExistsSQL(), tb); n != 1 {
+		if n := queryInt(t, s, s.d.tableExists, tb); n != 1 {
 			t.Errorf("table %s missing", tb)
 		}
 	}

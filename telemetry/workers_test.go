@@ -376,7 +376,7 @@ func testOwnerLeaseOnPostgres(t *testing.T) {
 	if ok, _, err := s.ClaimJob(ctx, job("k"), q, s.Alive, time.Hour, time.Now()); !ok || err != nil {
 		t.Fatalf("claim of a closed process's job: %v %v", ok, err)
 	}
-	if _, err := (&Store{OwnerLease: time.Second, DeliveryWindow: time.Second, backend: BackendPostgres, db: s.db}).Register(); err == nil {
+	if _, err := (&Store{OwnerLease: time.Second, DeliveryWindow: time.Second, d: postgresDialect, db: s.db}).Register(); err == nil {
 		t.Fatal("a lease shorter than twice the delivery window was accepted")
 	}
 }
