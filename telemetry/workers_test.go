@@ -186,10 +186,45 @@ func testClaimSlotOnce(t *testing.T) {
 	}
 }
 
+// leaseClock is a clock a test steps: the Store.Now of the stores of one
+// test, as the one clock (NTP-synchronised) of their machines.
+type leaseClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newLeaseClock() *leaseClock { return &leaseClock{t: time.Now()} }
+
+func (c *leaseClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *leaseClock) step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// renew is one heartbeat of p's lease at now (PostgreSQL; nothing on
+// SQLite): what the heartbeat goroutine does every OwnerLease/4.
+func (p *Process) renew(t *testing.T, now time.Time) {
+	t.Helper()
+	if p.pg == nil {
+		return
+	}
+	if err := p.pg.renew(t.Context(), p.pg.s.ownerLease(), now); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // twoWorkers opens the test's database twice, as two worker processes
-// would, with the given owner lease and delivery window, and registers a
-// process on each (closed at the end of the test).
-func twoWorkers(t *testing.T, lease, window time.Duration) (s, s2 *Store, a, b *Process) {
+// would, with the given owner lease and delivery window and a clock the
+// test steps, and registers a process on each (closed at the end of the
+// test). The leases are long enough that the heartbeats' real tickers do
+// not fire during the test: it renews them (renew) as it steps the clock.
+func twoWorkers(t *testing.T, lease, window time.Duration) (s, s2 *Store, a, b *Process, clk *leaseClock) {
 	t.Helper()
 	s, spec := openTemp(t)
 	s2, err := Open(spec)
@@ -197,8 +232,9 @@ func twoWorkers(t *testing.T, lease, window time.Duration) (s, s2 *Store, a, b *
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s2.Close() })
+	clk = newLeaseClock()
 	for _, st := range []*Store{s, s2} {
-		st.OwnerLease, st.DeliveryWindow = lease, window
+		st.OwnerLease, st.DeliveryWindow, st.Now = lease, window, clk.Now
 	}
 	if a, err = s.Register(); err != nil {
 		t.Fatal(err)
@@ -208,7 +244,7 @@ func twoWorkers(t *testing.T, lease, window time.Duration) (s, s2 *Store, a, b *
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	return s, s2, a, b
+	return s, s2, a, b, clk
 }
 
 // TestPausedOwnerLosesItsClaim: a registered process that stops renewing
@@ -219,10 +255,10 @@ func twoWorkers(t *testing.T, lease, window time.Duration) (s, s2 *Store, a, b *
 func TestPausedOwnerLosesItsClaim(t *testing.T) { forEachBackend(t, testPausedOwnerLosesItsClaim) }
 
 func testPausedOwnerLosesItsClaim(t *testing.T) {
-	s, s2, a, b := twoWorkers(t, 1200*time.Millisecond, 300*time.Millisecond)
+	s, s2, a, b, clk := twoWorkers(t, 2*time.Minute, 30*time.Second)
 	ctx := t.Context()
 	lease := time.Hour // the claim's lease
-	now := time.Now()
+	now := clk.Now()
 	if ok, _, err := s.ClaimJob(ctx, job("x"), a.Owner, s.Alive, lease, now); !ok || err != nil {
 		t.Fatalf("claim by a: %v %v", ok, err)
 	}
@@ -231,16 +267,21 @@ func testPausedOwnerLosesItsClaim(t *testing.T) {
 	}
 	takeoverAt := now
 	if s.pg() {
-		time.Sleep(2 * s.OwnerLease) // renewed meanwhile: still alive
-		if ok, _, _ := s2.ClaimJob(ctx, job("x"), b.Owner, s2.Alive, lease, time.Now()); ok {
+		for range 8 { // renewed meanwhile: still alive
+			clk.step(s.OwnerLease / 4)
+			a.renew(t, clk.Now())
+			b.renew(t, clk.Now())
+		}
+		if ok, _, _ := s2.ClaimJob(ctx, job("x"), b.Owner, s2.Alive, lease, clk.Now()); ok {
 			t.Fatal("b claimed the job of a process that renews its lease")
 		}
 		a.pause()
-		time.Sleep(s.OwnerLease + 100*time.Millisecond)
+		clk.step(s.OwnerLease + 100*time.Millisecond)
+		b.renew(t, clk.Now())
 		if s2.Alive(a.Owner) {
 			t.Fatal("a paused past its lease is still alive")
 		}
-		takeoverAt = time.Now()
+		takeoverAt = clk.Now()
 	} else {
 		// The OS lock of a stopped process stays held: only the claim's
 		// lease frees its job.
@@ -295,43 +336,45 @@ func testPublishingTakeoverWaitsForTheDeliveryWindow(t *testing.T) {
 	if backendOf(t) != BackendPostgres {
 		t.Skip("on SQLite a stopped process keeps its OS lock: only the claim's lease frees it (TestPausedOwnerLosesItsClaim)")
 	}
-	s, s2, a, b := twoWorkers(t, 1200*time.Millisecond, 600*time.Millisecond)
+	s, s2, a, b, clk := twoWorkers(t, 2*time.Minute, time.Minute)
 	ctx := t.Context()
 	lease := time.Hour
-	if ok, _, err := s.ClaimJob(ctx, job("m"), a.Owner, s.Alive, lease, time.Now()); !ok || err != nil {
+	if ok, _, err := s.ClaimJob(ctx, job("m"), a.Owner, s.Alive, lease, clk.Now()); !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	rec := job("m")
 	rec.Provider, rec.Attempt, rec.Location, rec.Payload = "groq", 1, "out/m.md", []byte("body")
-	if err := s.MarkPublishing(ctx, rec, a.Owner, time.Now()); err != nil {
+	if err := s.MarkPublishing(ctx, rec, a.Owner, clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	deadline, err := s.CheckDelivery(ctx, "m", a.Owner, lease, time.Now())
+	deadline, err := s.CheckDelivery(ctx, "m", a.Owner, lease, clk.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.pause()
 	until, _, _ := ownerLeaseUntil(ctx, s.db, a.Owner.Token)
 	// Expired, but not yet by the delivery window: b waits.
-	time.Sleep(time.Until(until) + 100*time.Millisecond)
+	clk.step(until.Sub(clk.Now()) + 100*time.Millisecond)
+	b.renew(t, clk.Now())
 	if s2.Alive(a.Owner) {
 		t.Fatal("a is alive past its lease")
 	}
-	if ok, _, _ := s2.ClaimJob(ctx, job("m"), b.Owner, s2.Alive, lease, time.Now()); ok {
+	if ok, _, _ := s2.ClaimJob(ctx, job("m"), b.Owner, s2.Alive, lease, clk.Now()); ok {
 		t.Fatal("b took over a publishing job within the delivery window of its holder's lease")
 	}
-	time.Sleep(time.Until(until.Add(s.DeliveryWindow)) + 100*time.Millisecond)
-	if !time.Now().After(deadline) {
+	clk.step(until.Add(s.DeliveryWindow).Sub(clk.Now()) + 100*time.Millisecond)
+	b.renew(t, clk.Now())
+	if !clk.Now().After(deadline) {
 		t.Fatal("the takeover came before a's delivery deadline")
 	}
-	ok, cur, err := s2.ClaimJob(ctx, job("m"), b.Owner, s2.Alive, lease, time.Now())
+	ok, cur, err := s2.ClaimJob(ctx, job("m"), b.Owner, s2.Alive, lease, clk.Now())
 	if err != nil || !ok || cur.Status != chain.JobPublishing || string(cur.Payload) != "body" {
 		t.Fatalf("reconciliation claim: %v %v %+v", ok, err, cur)
 	}
-	if _, err := s.CheckDelivery(ctx, "m", a.Owner, lease, time.Now()); err == nil {
+	if _, err := s.CheckDelivery(ctx, "m", a.Owner, lease, clk.Now()); err == nil {
 		t.Fatal("the paused holder may still deliver after the takeover")
 	}
-	if err := s.FinishJob(ctx, chain.JobRecord{ID: "m", Status: chain.JobPublished}, a.Owner, time.Now()); err == nil {
+	if err := s.FinishJob(ctx, chain.JobRecord{ID: "m", Status: chain.JobPublished}, a.Owner, clk.Now()); err == nil {
 		t.Fatal("the paused holder finished a job taken over")
 	}
 }
@@ -346,7 +389,8 @@ func testOwnerLeaseOnPostgres(t *testing.T) {
 	if !s.pg() {
 		t.Skip("SQLite liveness is the OS lock (TestAlertLeaseOfADeadSender, the cmd crash tests)")
 	}
-	s.OwnerLease, s.DeliveryWindow = 1200*time.Millisecond, 500*time.Millisecond
+	clk := newLeaseClock()
+	s.OwnerLease, s.DeliveryWindow, s.Now = 2*time.Minute, 50*time.Second, clk.Now
 	ctx := t.Context()
 	p, err := s.Register()
 	if err != nil {
@@ -355,15 +399,15 @@ func testOwnerLeaseOnPostgres(t *testing.T) {
 	if !s.Alive(p.Owner) {
 		t.Fatal("a registered process is not alive")
 	}
-	if ok, _, err := s.ClaimJob(ctx, job("k"), p.Owner, s.Alive, time.Hour, time.Now()); !ok || err != nil {
+	if ok, _, err := s.ClaimJob(ctx, job("k"), p.Owner, s.Alive, time.Hour, clk.Now()); !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	p.pause()
 	until, _, _ := ownerLeaseUntil(ctx, s.db, p.Owner.Token)
-	time.Sleep(time.Until(until.Add(-s.DeliveryWindow)) + 50*time.Millisecond)
+	clk.step(until.Add(-s.DeliveryWindow).Sub(clk.Now()) + 50*time.Millisecond)
 	rec := job("k")
 	rec.Location = "out/k.md"
-	if err := s.MarkPublishing(ctx, rec, p.Owner, time.Now()); err == nil || !strings.Contains(err.Error(), "delivery window") {
+	if err := s.MarkPublishing(ctx, rec, p.Owner, clk.Now()); err == nil || !strings.Contains(err.Error(), "delivery window") {
 		t.Fatalf("mark with a lease about to run out: %v", err)
 	}
 	if err := p.Close(); err != nil {
@@ -373,7 +417,7 @@ func testOwnerLeaseOnPostgres(t *testing.T) {
 		t.Fatal("a closed process is alive")
 	}
 	q := chain.Owner{Host: "other", PID: 9, Token: "q"}
-	if ok, _, err := s.ClaimJob(ctx, job("k"), q, s.Alive, time.Hour, time.Now()); !ok || err != nil {
+	if ok, _, err := s.ClaimJob(ctx, job("k"), q, s.Alive, time.Hour, clk.Now()); !ok || err != nil {
 		t.Fatalf("claim of a closed process's job: %v %v", ok, err)
 	}
 	if _, err := (&Store{OwnerLease: time.Second, DeliveryWindow: time.Second, d: postgresDialect, db: s.db}).Register(); err == nil {
