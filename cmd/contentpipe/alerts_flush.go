@@ -136,12 +136,17 @@ func (a *app) afterRun(ctx context.Context, cfg *config.Config, store *telemetry
 	now := ch.Clock.Now()
 	a.evaluateRules(ctx, cfg, store, ch.Links, now)
 	a.backlogAlert(ctx, cfg, store, topics, now)
-	summary := runSummary(ch.Links, sum, start, now)
-	if err := store.SaveLastRun(context.WithoutCancel(ctx), summary, now); err != nil {
+	run := runSummary(ch.Links, sum, start, now)
+	summary, err := run.text()
+	if err == nil {
+		err = store.SaveLastRun(context.WithoutCancel(ctx), summary, now)
+	}
+	if err != nil {
 		a.log.Warn("the last run's metrics", "err", err)
 	}
 	if opts.metricsFile != "" {
-		if err := writeMetrics(opts.metricsFile, runMetrics(context.WithoutCancel(ctx), store, ch.Links, summary, now)); err != nil {
+		addStoreMetrics(context.WithoutCancel(ctx), run, store, ch.Links, now)
+		if err := writeMetrics(opts.metricsFile, run); err != nil {
 			a.log.Warn("metrics file", "path", opts.metricsFile, "err", err)
 		}
 	}

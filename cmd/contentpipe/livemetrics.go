@@ -134,27 +134,32 @@ func (m *liveMetrics) storeFamilies() (map[lastValues]map[string]*dto.MetricFami
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var errs []error
-	add := func(lv lastValues, text string) {
-		f := map[string]*dto.MetricFamily{}
-		if err := parseFamilies(text, f); err != nil {
+	add := func(lv lastValues, set metricSet) {
+		f, err := set.families()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s from the database: %w", lv.file, err))
-			return
 		}
 		out[lv] = f
 	}
 	if summary, ok, err := store.LastRun(ctx); err != nil {
 		errs = append(errs, err)
 	} else if ok {
-		add(lastRunValues, summary)
+		// The run kept its summary as text (SaveLastRun).
+		f := map[string]*dto.MetricFamily{}
+		if err := parseFamilies(summary, f); err != nil {
+			errs = append(errs, fmt.Errorf("%s from the database: %w", lastRunValues.file, err))
+		} else {
+			out[lastRunValues] = f
+		}
 	}
 	if checks, end, err := m.lastHealth(ctx, store); err != nil {
 		errs = append(errs, err)
 	} else if len(checks) > 0 {
-		add(lastHealthValues, string(healthMetrics(checks, end)))
+		add(lastHealthValues, healthMetrics(checks, end))
 	}
-	var p promText
-	writeStoreMetrics(ctx, &p, store, m.links, time.Now())
-	add(lastValues{}, p.b.String())
+	db := newMetricSet()
+	addStoreMetrics(ctx, db, store, m.links, time.Now())
+	add(lastValues{}, db)
 	return out, errors.Join(errs...)
 }
 

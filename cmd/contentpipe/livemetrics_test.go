@@ -257,3 +257,12 @@ func TestServeMetricsAfterRestart(t *testing.T) {
 		t.Logf("/metrics:\n%s", body)
 	}
 }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -5,46 +5,99 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
-// promText builds a Prometheus text-format exposition (version 0.0.4), one
-// metric family at a time.
-type promText struct {
-	b strings.Builder
+// metricSet is a registry of metric families whose samples are set from
+// figures already counted (a run's summary, a health walk, the database),
+// not counted by the registry: each family is a collector of constant
+// metrics. Gather sorts the families by name and their samples by label
+// values; the text format (version 0.0.4) is what the textfiles, the
+// database's last run and serve's /metrics carry. Its labels keep the
+// order each family names them in (a registry sorts them by name), so the
+// samples read as they always have: {provider="groq",outcome="ok"}.
+type metricSet struct {
+	reg    *prometheus.Registry
+	labels map[string][]string // family name → its label names in order
 }
 
-// family starts a metric family with its HELP and TYPE lines.
-func (p *promText) family(name, typ, help string) {
-	fmt.Fprintf(&p.b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+func newMetricSet() metricSet {
+	return metricSet{reg: prometheus.NewRegistry(), labels: map[string][]string{}}
 }
 
-// sample writes one sample; labels are name, value pairs.
-func (p *promText) sample(name string, v float64, labels ...string) {
-	p.b.WriteString(name)
-	if len(labels) > 0 {
-		p.b.WriteByte('{')
-		for i := 0; i+1 < len(labels); i += 2 {
-			if i > 0 {
-				p.b.WriteByte(',')
-			}
-			fmt.Fprintf(&p.b, "%s=\"%s\"", labels[i], promEscape(labels[i+1]))
+// family registers the family name of value type typ with the given label
+// names.
+func (m metricSet) family(name string, typ prometheus.ValueType, help string, labels ...string) *constFamily {
+	f := &constFamily{desc: prometheus.NewDesc(name, help, labels, nil), typ: typ}
+	m.reg.MustRegister(f)
+	m.labels[name] = labels
+	return f
+}
+
+// Gather implements prometheus.Gatherer: the registry's families, each
+// sample's labels in the family's order.
+func (m metricSet) Gather() ([]*dto.MetricFamily, error) {
+	fams, err := m.reg.Gather()
+	for _, f := range fams {
+		order := m.labels[f.GetName()]
+		for _, s := range f.GetMetric() {
+			slices.SortStableFunc(s.Label, func(a, b *dto.LabelPair) int {
+				return slices.Index(order, a.GetName()) - slices.Index(order, b.GetName())
+			})
 		}
-		p.b.WriteByte('}')
 	}
-	p.b.WriteByte(' ')
-	p.b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-	p.b.WriteByte('\n')
+	return fams, err
 }
 
-func promEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+// families gathers the set by name.
+func (m metricSet) families() (map[string]*dto.MetricFamily, error) {
+	fams, err := m.Gather()
+	out := make(map[string]*dto.MetricFamily, len(fams))
+	for _, f := range fams {
+		out[f.GetName()] = f
+	}
+	return out, err
+}
+
+// text is the set in the Prometheus text format.
+func (m metricSet) text() (string, error) {
+	fams, err := m.Gather()
+	var b strings.Builder
+	for _, f := range fams {
+		if _, werr := expfmt.MetricFamilyToText(&b, f); werr != nil {
+			return b.String(), werr
+		}
+	}
+	return b.String(), err
+}
+
+// constFamily is one family of a metricSet: the samples set on it.
+type constFamily struct {
+	desc    *prometheus.Desc
+	typ     prometheus.ValueType
+	samples []prometheus.Metric
+}
+
+func (f *constFamily) Describe(ch chan<- *prometheus.Desc) { ch <- f.desc }
+
+func (f *constFamily) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range f.samples {
+		ch <- m
+	}
+}
+
+// set adds the sample of the label values (in the family's label order).
+func (f *constFamily) set(v float64, labelValues ...string) {
+	f.samples = append(f.samples, prometheus.MustNewConstMetric(f.desc, f.typ, v, labelValues...))
 }
 
 func unix(t time.Time) float64 {
@@ -54,26 +107,17 @@ func unix(t time.Time) float64 {
 	return float64(t.UnixNano()) / 1e9
 }
 
-// runMetrics renders a run's metrics file: its summary (runSummary), then
-// the figures of the database (writeStoreMetrics) at end.
-func runMetrics(ctx context.Context, store *telemetry.Store, links []*chain.Link, summary string, end time.Time) []byte {
-	p := promText{}
-	p.b.WriteString(summary)
-	writeStoreMetrics(ctx, &p, store, links, end)
-	return []byte(p.b.String())
-}
-
-// runSummary renders a run's own figures: jobs by outcome, its calls and
-// cost by provider and outcome, its wall time and end, whether it halted.
-// The database keeps the last one (telemetry.Store.SaveLastRun) for
-// `serve --metrics-addr`.
-func runSummary(links []*chain.Link, sum chain.Summary, start, end time.Time) string {
-	var p promText
-	p.family("contentpipe_run_jobs", "gauge", "Jobs of the last run by outcome.")
-	jobs := map[string]int{string(chain.JobPublished): sum.Published, string(chain.JobReview): sum.Review, string(chain.JobDeferred): sum.Deferred,
-		string(chain.JobHalted): sum.Halted, "active_elsewhere": sum.Active, string(chain.JobError): sum.Errors}
-	for _, k := range sortedKeys(jobs) {
-		p.sample("contentpipe_run_jobs", float64(jobs[k]), "outcome", k)
+// runSummary is a run's own figures: jobs by outcome, its calls and cost
+// by provider and outcome, its wall time and end, whether it halted. The
+// database keeps the last one as text (telemetry.Store.SaveLastRun) for
+// `serve --metrics-addr`; the run's metrics file is it with the database
+// figures (addStoreMetrics).
+func runSummary(links []*chain.Link, sum chain.Summary, start, end time.Time) metricSet {
+	m := newMetricSet()
+	jobs := m.family("contentpipe_run_jobs", prometheus.GaugeValue, "Jobs of the last run by outcome.", "outcome")
+	for k, v := range map[string]int{string(chain.JobPublished): sum.Published, string(chain.JobReview): sum.Review, string(chain.JobDeferred): sum.Deferred,
+		string(chain.JobHalted): sum.Halted, "active_elsewhere": sum.Active, string(chain.JobError): sum.Errors} {
+		jobs.set(float64(v), k)
 	}
 	type pk struct{ provider, outcome string }
 	calls, cost := map[pk]int{}, map[string]float64{}
@@ -86,131 +130,81 @@ func runSummary(links []*chain.Link, sum chain.Summary, start, end time.Time) st
 			cost[at.Provider] += at.CostUSD
 		}
 	}
-	keys := make([]pk, 0, len(calls))
-	for k := range calls {
-		keys = append(keys, k)
+	callsF := m.family("contentpipe_run_calls", prometheus.GaugeValue, "Provider calls of the last run by provider and outcome.", "provider", "outcome")
+	for k, n := range calls {
+		callsF.set(float64(n), k.provider, k.outcome)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].provider != keys[j].provider {
-			return keys[i].provider < keys[j].provider
-		}
-		return keys[i].outcome < keys[j].outcome
-	})
-	p.family("contentpipe_run_calls", "gauge", "Provider calls of the last run by provider and outcome.")
-	for _, k := range keys {
-		p.sample("contentpipe_run_calls", float64(calls[k]), "provider", k.provider, "outcome", k.outcome)
-	}
-	p.family("contentpipe_run_cost_usd", "gauge", "Estimated cost of the last run's calls in USD by provider.")
+	costF := m.family("contentpipe_run_cost_usd", prometheus.GaugeValue, "Estimated cost of the last run's calls in USD by provider.", "provider")
 	for _, l := range links {
-		p.sample("contentpipe_run_cost_usd", cost[l.Name], "provider", l.Name)
+		costF.set(cost[l.Name], l.Name)
 	}
-	p.family("contentpipe_run_duration_seconds", "gauge", "Wall time of the last run.")
-	p.sample("contentpipe_run_duration_seconds", end.Sub(start).Seconds())
-	p.family("contentpipe_run_last_timestamp_seconds", "gauge", "When the last run ended (Unix time).")
-	p.sample("contentpipe_run_last_timestamp_seconds", unix(end))
-	halted := 0.0
-	if sum.Halt != nil {
-		halted = 1
-	}
-	p.family("contentpipe_run_halted", "gauge", "1 when the last run halted on an auth failure.")
-	p.sample("contentpipe_run_halted", halted)
-	return p.b.String()
+	m.family("contentpipe_run_duration_seconds", prometheus.GaugeValue, "Wall time of the last run.").set(end.Sub(start).Seconds())
+	m.family("contentpipe_run_last_timestamp_seconds", prometheus.GaugeValue, "When the last run ended (Unix time).").set(unix(end))
+	m.family("contentpipe_run_halted", prometheus.GaugeValue, "1 when the last run halted on an auth failure.").set(b2f(sum.Halt != nil))
+	return m
 }
 
-// writeStoreMetrics adds the figures read from the database: all-time call
-// counters, cap use, last publication, pending alerts. A failed query
-// leaves its family out.
-func writeStoreMetrics(ctx context.Context, p *promText, store *telemetry.Store, links []*chain.Link, now time.Time) {
+// addStoreMetrics adds to m the figures read from the database: all-time
+// call counters, cap use, last publication, pending alerts. A failed query
+// leaves its families out.
+func addStoreMetrics(ctx context.Context, m metricSet, store *telemetry.Store, links []*chain.Link, now time.Time) {
 	if totals, err := store.CallTotals(ctx); err == nil {
-		p.family("contentpipe_calls_total", "counter", "All provider calls recorded in the database by provider and outcome.")
-		for _, c := range totals {
-			p.sample("contentpipe_calls_total", float64(c.Calls), "provider", c.Provider, "outcome", c.Outcome)
-		}
+		callsF := m.family("contentpipe_calls_total", prometheus.CounterValue, "All provider calls recorded in the database by provider and outcome.", "provider", "outcome")
 		byProv := map[string]float64{}
 		for _, c := range totals {
+			callsF.set(float64(c.Calls), c.Provider, c.Outcome)
 			byProv[c.Provider] += c.CostUSD
 		}
-		p.family("contentpipe_cost_usd_total", "counter", "Estimated cost of all recorded calls in USD by provider.")
-		for _, k := range sortedKeys(byProv) {
-			p.sample("contentpipe_cost_usd_total", byProv[k], "provider", k)
+		costF := m.family("contentpipe_cost_usd_total", prometheus.CounterValue, "Estimated cost of all recorded calls in USD by provider.", "provider")
+		for k, v := range byProv {
+			costF.set(v, k)
 		}
 	}
-	var capped []*chain.Link
+	used := m.family("contentpipe_cap_used", prometheus.GaugeValue, "Requests taken from the provider's daily cap today.", "provider")
+	limit := m.family("contentpipe_cap_limit", prometheus.GaugeValue, "The provider's daily cap (daily_cap).", "provider")
+	ratio := m.family("contentpipe_cap_use_ratio", prometheus.GaugeValue, "Share of the daily cap used today (0..1).", "provider")
 	for _, l := range links {
-		if l.DailyCap > 0 {
-			capped = append(capped, l)
+		if l.DailyCap <= 0 {
+			continue
 		}
-	}
-	if len(capped) > 0 {
-		type use struct {
-			name      string
-			used, cap int
-		}
-		var uses []use
-		for _, l := range capped {
-			n, err := store.CapUsed(ctx, l.Name, l.CapReset.DayStart(now))
-			if err == nil {
-				uses = append(uses, use{l.Name, n, l.DailyCap})
-			}
-		}
-		p.family("contentpipe_cap_used", "gauge", "Requests taken from the provider's daily cap today.")
-		for _, u := range uses {
-			p.sample("contentpipe_cap_used", float64(u.used), "provider", u.name)
-		}
-		p.family("contentpipe_cap_limit", "gauge", "The provider's daily cap (daily_cap).")
-		for _, u := range uses {
-			p.sample("contentpipe_cap_limit", float64(u.cap), "provider", u.name)
-		}
-		p.family("contentpipe_cap_use_ratio", "gauge", "Share of the daily cap used today (0..1).")
-		for _, u := range uses {
-			p.sample("contentpipe_cap_use_ratio", float64(u.used)/float64(u.cap), "provider", u.name)
+		if n, err := store.CapUsed(ctx, l.Name, l.CapReset.DayStart(now)); err == nil {
+			used.set(float64(n), l.Name)
+			limit.set(float64(l.DailyCap), l.Name)
+			ratio.set(float64(n)/float64(l.DailyCap), l.Name)
 		}
 	}
 	if t, err := store.LastPublished(ctx); err == nil {
-		p.family("contentpipe_last_success_timestamp_seconds", "gauge", "When an article was last published (Unix time; 0 = never).")
-		p.sample("contentpipe_last_success_timestamp_seconds", unix(t))
+		m.family("contentpipe_last_success_timestamp_seconds", prometheus.GaugeValue, "When an article was last published (Unix time; 0 = never).").set(unix(t))
 	}
 	if n, err := store.PendingAlerts(ctx); err == nil {
-		p.family("contentpipe_alerts_pending", "gauge", "Alerts in the outbox not yet delivered.")
-		p.sample("contentpipe_alerts_pending", float64(n))
+		m.family("contentpipe_alerts_pending", prometheus.GaugeValue, "Alerts in the outbox not yet delivered.").set(float64(n))
 	}
 }
 
-// healthMetrics renders a health walk: per provider up (1 answered
-// correctly: healthy or cold), its state in the words of chain.HealthState
-// (a state set: 1 for the link's state, 0 for the others), latency,
-// first-token time, and whether it was called at all.
-func healthMetrics(checks []chain.HealthCheck, end time.Time) []byte {
-	var p promText
-	p.family("contentpipe_health_up", "gauge", "1 when the provider answered the health check correctly (healthy or cold), else 0.")
+// healthMetrics is a health walk: per provider up (1 answered correctly:
+// healthy or cold), its state in the words of chain.HealthState (a state
+// set: 1 for the link's state, 0 for the others), latency, first-token
+// time, and whether it was called at all.
+func healthMetrics(checks []chain.HealthCheck, end time.Time) metricSet {
+	m := newMetricSet()
+	up := m.family("contentpipe_health_up", prometheus.GaugeValue, "1 when the provider answered the health check correctly (healthy or cold), else 0.", "provider")
+	state := m.family("contentpipe_health_state", prometheus.GaugeValue, "1 for the provider's state in the last health walk (healthy, cold, rate_limited, capped, over_budget, exhausted, unhealthy), 0 for the others.", "provider", "state")
+	checked := m.family("contentpipe_health_checked", prometheus.GaugeValue, "1 when the provider was called; 0 when not (capped, over_budget, exhausted, circuit open).", "provider")
+	latency := m.family("contentpipe_health_latency_seconds", prometheus.GaugeValue, "Total latency of the health call.", "provider")
+	first := m.family("contentpipe_health_first_token_seconds", prometheus.GaugeValue, "Time to the first answer byte of the health call (0 unknown).", "provider")
 	for _, h := range checks {
-		p.sample("contentpipe_health_up", b2f(h.OK), "provider", h.Provider)
-	}
-	p.family("contentpipe_health_state", "gauge", "1 for the provider's state in the last health walk (healthy, cold, rate_limited, capped, over_budget, exhausted, unhealthy), 0 for the others.")
-	for _, h := range checks {
+		up.set(b2f(h.OK), h.Provider)
 		for _, st := range chain.HealthStates() {
-			p.sample("contentpipe_health_state", b2f(h.State == st), "provider", h.Provider, "state", string(st))
+			state.set(b2f(h.State == st), h.Provider, string(st))
 		}
-	}
-	p.family("contentpipe_health_checked", "gauge", "1 when the provider was called; 0 when not (capped, over_budget, exhausted, circuit open).")
-	for _, h := range checks {
-		p.sample("contentpipe_health_checked", b2f(h.Skip == ""), "provider", h.Provider)
-	}
-	p.family("contentpipe_health_latency_seconds", "gauge", "Total latency of the health call.")
-	for _, h := range checks {
+		checked.set(b2f(h.Skip == ""), h.Provider)
 		if h.Skip == "" {
-			p.sample("contentpipe_health_latency_seconds", h.Latency.Seconds(), "provider", h.Provider)
+			latency.set(h.Latency.Seconds(), h.Provider)
+			first.set(h.FirstToken.Seconds(), h.Provider)
 		}
 	}
-	p.family("contentpipe_health_first_token_seconds", "gauge", "Time to the first answer byte of the health call (0 unknown).")
-	for _, h := range checks {
-		if h.Skip == "" {
-			p.sample("contentpipe_health_first_token_seconds", h.FirstToken.Seconds(), "provider", h.Provider)
-		}
-	}
-	p.family("contentpipe_health_last_timestamp_seconds", "gauge", "When the last health walk ended (Unix time).")
-	p.sample("contentpipe_health_last_timestamp_seconds", unix(end))
-	return []byte(p.b.String())
+	m.family("contentpipe_health_last_timestamp_seconds", prometheus.GaugeValue, "When the last health walk ended (Unix time).").set(unix(end))
+	return m
 }
 
 func b2f(b bool) float64 {
@@ -220,47 +214,17 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// writeMetrics writes a metrics file atomically (a temporary file in the
-// same directory, then rename), so node_exporter's textfile collector never
-// reads half a file. The file is world-readable (0644) for the collector;
-// a missing directory is created (0755).
-func writeMetrics(path string, content []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// writeMetrics writes the families of g to a metrics file atomically
+// (prometheus.WriteToTextfile: a temporary file in the same directory, then
+// rename), so node_exporter's textfile collector never reads half a file.
+// The file is world-readable (0644) for the collector; a missing directory
+// is created (0755).
+func writeMetrics(path string, g prometheus.Gatherer) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write metrics: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write metrics: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if _, err := f.Write(content); err != nil {
-		f.Close()
-		return fmt.Errorf("write metrics %s: %w", tmp, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return fmt.Errorf("write metrics %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write metrics %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write metrics %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write metrics: %w", err)
+	if err := prometheus.WriteToTextfile(path, g); err != nil {
+		return fmt.Errorf("write metrics %s: %w", path, err)
 	}
 	return nil
 }
