@@ -11,7 +11,8 @@
 // concurrent use by several goroutines and several processes on one file.
 //
 // On PostgreSQL the tables, columns and meanings are the same, and so is the
-// SQL text wherever both dialects accept it (the connector rebinds '?').
+// SQL text wherever both dialects accept it (the connector rebinds '?'); what
+// differs is chosen once per store (dialect.go).
 // Timestamps stay ISO-8601 text there too, not timestamptz: every query of
 // this package compares them with FormatTime'd parameters and reads them
 // with ParseTime, `db copy` moves them unchanged, and the fixed layout
