@@ -184,56 +184,65 @@ func (s *Server) hold(ctx context.Context, d time.Duration) {
 func parseCall(o op, model string, body []byte) (call, error) {
 	c := call{op: o, model: model}
 	if o == opChat {
-		var req struct {
-			Model    string `json:"model"`
-			Messages []struct {
-				Role    string          `json:"role"`
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-			Stream        bool `json:"stream"`
-			StreamOptions *struct {
-				IncludeUsage bool `json:"include_usage"`
-			} `json:"stream_options"`
-			MaxTokens           int `json:"max_tokens"`
-			MaxCompletionTokens int `json:"max_completion_tokens"`
-			ResponseFormat      *struct {
-				Type string `json:"type"`
-			} `json:"response_format"`
-		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			return c, fmt.Errorf("invalid JSON body: %v", err)
-		}
-		if req.Model == "" {
-			return c, errors.New("'model' is required")
-		}
-		if len(req.Messages) == 0 {
-			return c, errors.New("'messages' must contain at least one message")
-		}
-		c.model = req.Model
-		c.stream = req.Stream
-		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		c.maxTokens = req.MaxCompletionTokens
-		if c.maxTokens == 0 {
-			c.maxTokens = req.MaxTokens
-		}
-		c.jsonMode = req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text"
-		var user, system []string
-		for _, m := range req.Messages {
-			text, err := messageText(m.Content)
-			if err != nil {
-				return c, fmt.Errorf("message content: %v", err)
-			}
-			if m.Role == "system" || m.Role == "developer" {
-				system = append(system, text)
-			} else if m.Role == "user" {
-				user = append(user, text)
-			}
-		}
-		c.user = strings.Join(user, "\n")
-		c.system = strings.Join(system, "\n")
-		return c, nil
+		return parseChatCall(c, body)
 	}
+	return parseGeminiCall(c, body)
+}
 
+// parseChatCall reads a chat-completions request body into c.
+func parseChatCall(c call, body []byte) (call, error) {
+	var req struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Stream        bool `json:"stream"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+		MaxTokens           int `json:"max_tokens"`
+		MaxCompletionTokens int `json:"max_completion_tokens"`
+		ResponseFormat      *struct {
+			Type string `json:"type"`
+		} `json:"response_format"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return c, fmt.Errorf("invalid JSON body: %v", err)
+	}
+	if req.Model == "" {
+		return c, errors.New("'model' is required")
+	}
+	if len(req.Messages) == 0 {
+		return c, errors.New("'messages' must contain at least one message")
+	}
+	c.model = req.Model
+	c.stream = req.Stream
+	c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	c.maxTokens = req.MaxCompletionTokens
+	if c.maxTokens == 0 {
+		c.maxTokens = req.MaxTokens
+	}
+	c.jsonMode = req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text"
+	var user, system []string
+	for _, m := range req.Messages {
+		text, err := messageText(m.Content)
+		if err != nil {
+			return c, fmt.Errorf("message content: %v", err)
+		}
+		if m.Role == "system" || m.Role == "developer" {
+			system = append(system, text)
+		} else if m.Role == "user" {
+			user = append(user, text)
+		}
+	}
+	c.user = strings.Join(user, "\n")
+	c.system = strings.Join(system, "\n")
+	return c, nil
+}
+
+// parseGeminiCall reads a generateContent request body into c.
+func parseGeminiCall(c call, body []byte) (call, error) {
 	type part struct {
 		Text    string `json:"text"`
 		Thought bool   `json:"thought"`
@@ -260,7 +269,7 @@ func parseCall(o op, model string, body []byte) (call, error) {
 	if len(req.Contents) == 0 {
 		return c, errors.New("contents is not specified")
 	}
-	c.stream = o == opStreamGenerate
+	c.stream = c.op == opStreamGenerate
 	var user, system []string
 	for _, ct := range req.Contents {
 		if ct.Role != "" && ct.Role != "user" {

@@ -157,7 +157,6 @@ func (s *Server) usageOpenAI(a answer, rng *rand.Rand, model string) oaUsage {
 // answerOpenAI writes a 200 chat completion, streamed or not.
 func (s *Server) answerOpenAI(w http.ResponseWriter, r *http.Request, t turn, c call, a answer, now time.Time) {
 	rng := t.rng
-	ctx := r.Context()
 	var id, fp, provider string
 	reqID := "req_" + randString(rng, lowerAlnum, 26)
 	switch s.flavor {
@@ -181,27 +180,52 @@ func (s *Server) answerOpenAI(w http.ResponseWriter, r *http.Request, t turn, c 
 			TotalTime: float64(a.in)/50000 + float64(a.out)/2500 + 0.0004, Created: float64(now.UnixNano()) / 1e9,
 		}
 	}
-	base := oaBody{ID: id, Provider: provider, Created: now.Unix(), Model: c.model, SystemFingerprint: fp}
-
+	o := oaReply{
+		base:     oaBody{ID: id, Provider: provider, Created: now.Unix(), Model: c.model, SystemFingerprint: fp},
+		reqID:    reqID,
+		usage:    usage,
+		timeInfo: timeInfo,
+	}
 	if !c.stream {
-		body := base
-		body.Object = "chat.completion"
-		body.Choices = []oaChoice{{
-			Message:      &oaMessage{Role: "assistant", Content: a.text},
-			FinishReason: ptr(finishOpenAI(a.finish)),
-		}}
-		if a.errorChunk {
-			body.Error = &oaStreamError{Code: "server_error", Message: "Provider disconnected unexpectedly"}
-		}
-		body.Usage = &usage
-		body.TimeInfo = timeInfo
-		if s.flavor == FlavorGroq {
-			body.XGroq = &xGroq{ID: reqID}
-		}
-		s.writeWhole(w, r, a, "application/json", marshal(body, false))
+		s.writeOpenAIWhole(w, r, a, o)
 		return
 	}
+	s.streamOpenAI(w, r, t, c, a, o)
+}
 
+// oaReply is what a chat completion's whole body and every stream chunk
+// share: the identity fields, the request id, and the usage to report.
+type oaReply struct {
+	base     oaBody
+	reqID    string
+	usage    oaUsage
+	timeInfo *cbTimeInfo
+}
+
+// writeOpenAIWhole writes a non-streamed chat completion.
+func (s *Server) writeOpenAIWhole(w http.ResponseWriter, r *http.Request, a answer, o oaReply) {
+	body := o.base
+	body.Object = "chat.completion"
+	body.Choices = []oaChoice{{
+		Message:      &oaMessage{Role: "assistant", Content: a.text},
+		FinishReason: ptr(finishOpenAI(a.finish)),
+	}}
+	if a.errorChunk {
+		body.Error = &oaStreamError{Code: "server_error", Message: "Provider disconnected unexpectedly"}
+	}
+	body.Usage = &o.usage
+	body.TimeInfo = o.timeInfo
+	if s.flavor == FlavorGroq {
+		body.XGroq = &xGroq{ID: o.reqID}
+	}
+	s.writeWhole(w, r, a, "application/json", marshal(body, false))
+}
+
+// streamOpenAI writes a chat completion as server-sent events, cutting or
+// failing the stream where the answer says so.
+func (s *Server) streamOpenAI(w http.ResponseWriter, r *http.Request, t turn, c call, a answer, o oaReply) {
+	ctx := r.Context()
+	base, reqID, usage, timeInfo := o.base, o.reqID, o.usage, o.timeInfo
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
