@@ -216,24 +216,10 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, req chain.Request, d sim
 		d.Fault, d.RetryAfter = sim.FaultRateMinute, max(time.Second, b.burst.Sub(now))
 		return d
 	}
-	if rl.TPM > 0 {
-		i := 0
-		for i < len(b.toks) && !b.toks[i].at.After(now.Add(-time.Minute)) {
-			i++
-		}
-		b.toks = b.toks[i:]
-		used := 0
-		for _, t := range b.toks {
-			used += t.n
-		}
-		est := estimateTokens(req)
-		if used+est > rl.TPM && len(b.toks) > 0 {
-			b.burst = b.toks[0].at.Add(time.Minute)
-			b.refuse(now, true)
-			d.Fault, d.RetryAfter = sim.FaultRateMinute, max(time.Second, b.burst.Sub(now))
-			return d
-		}
-		b.toks = append(b.toks, tokenUse{at: now, n: est})
+	if rl.TPM > 0 && b.overTPM(now, req, rl.TPM) {
+		b.refuse(now, true)
+		d.Fault, d.RetryAfter = sim.FaultRateMinute, max(time.Second, b.burst.Sub(now))
+		return d
 	}
 	pm := rl.PerMinute
 	if v, ok := rl.ByHour[strconv.Itoa(now.UTC().Hour())]; ok {
@@ -253,30 +239,8 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, req chain.Request, d sim
 		d.Fault, d.RetryAfter = sim.FaultRateMinute, length
 		return d
 	}
-	e := b.m.Errors
-	u := rng.Float64()
-	switch {
-	case u < e.ServerError:
-		d.Fault = sim.FaultServerError
-	case u < e.ServerError+e.Unavailable:
-		d.Fault = sim.FaultUnavailable
-	case u < e.ServerError+e.Unavailable+e.Timeout:
-		d.Fault = sim.FaultHang
-	case u < e.ServerError+e.Unavailable+e.Timeout+e.StreamCut:
-		d.Fault = sim.FaultStreamCut
-	default:
-		q := b.m.Quality
-		u = rng.Float64()
-		switch {
-		case u < q.LowQuality:
-			d.Fault = sim.FaultLowQuality
-		case u < q.LowQuality+q.MetaPhrase:
-			d.Fault = sim.FaultMetaPhrase
-		case u < q.LowQuality+q.MetaPhrase+q.BadJSON:
-			d.Fault = sim.FaultBadJSON
-		case u < q.LowQuality+q.MetaPhrase+q.BadJSON+q.Truncate:
-			d.Fault = sim.FaultTruncate
-		}
+	if f, ok := b.drawError(rng); ok {
+		d.Fault = f
 	}
 	if d.Fault != sim.FaultServerError && d.Fault != sim.FaultUnavailable && d.Fault != sim.FaultHang && d.Fault != sim.FaultStall {
 		b.qUsed++ // an answered request counts against the day's quota
@@ -285,6 +249,57 @@ func (b *behaviour) draw(rng *rand.Rand, now time.Time, req chain.Request, d sim
 		}
 	}
 	return d
+}
+
+// overTPM counts req's estimated tokens in the minute's token bucket and
+// reports, setting the burst's end, when they would overflow it instead.
+func (b *behaviour) overTPM(now time.Time, req chain.Request, tpm int) bool {
+	i := 0
+	for i < len(b.toks) && !b.toks[i].at.After(now.Add(-time.Minute)) {
+		i++
+	}
+	b.toks = b.toks[i:]
+	used := 0
+	for _, t := range b.toks {
+		used += t.n
+	}
+	est := estimateTokens(req)
+	if used+est > tpm && len(b.toks) > 0 {
+		b.burst = b.toks[0].at.Add(time.Minute)
+		return true
+	}
+	b.toks = append(b.toks, tokenUse{at: now, n: est})
+	return false
+}
+
+// drawError draws a server error or, failing one, a bad answer from the
+// fault model's rates; ok is false when the call draws neither.
+func (b *behaviour) drawError(rng *rand.Rand) (f sim.Fault, ok bool) {
+	e := b.m.Errors
+	u := rng.Float64()
+	switch {
+	case u < e.ServerError:
+		return sim.FaultServerError, true
+	case u < e.ServerError+e.Unavailable:
+		return sim.FaultUnavailable, true
+	case u < e.ServerError+e.Unavailable+e.Timeout:
+		return sim.FaultHang, true
+	case u < e.ServerError+e.Unavailable+e.Timeout+e.StreamCut:
+		return sim.FaultStreamCut, true
+	}
+	q := b.m.Quality
+	u = rng.Float64()
+	switch {
+	case u < q.LowQuality:
+		return sim.FaultLowQuality, true
+	case u < q.LowQuality+q.MetaPhrase:
+		return sim.FaultMetaPhrase, true
+	case u < q.LowQuality+q.MetaPhrase+q.BadJSON:
+		return sim.FaultBadJSON, true
+	case u < q.LowQuality+q.MetaPhrase+q.BadJSON+q.Truncate:
+		return sim.FaultTruncate, true
+	}
+	return f, false
 }
 
 // latency draws the time a call takes.
