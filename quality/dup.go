@@ -63,6 +63,17 @@ func findDuplicates(secs []Section) []dupFinding {
 // against the first earlier paragraph it repeats. secs are the sections the
 // analysis was made of.
 func (an *analysis) duplicates(secs []Section) []dupFinding {
+	ps := an.splitParas(secs)
+	an.paras = ps
+	if len(ps) < 2 {
+		return nil
+	}
+	return an.compareParas(ps)
+}
+
+// splitParas lists the paragraphs of the sections long enough to compare,
+// at most maxParagraphs of them, reusing an.paras.
+func (an *analysis) splitParas(secs []Section) []para {
 	ps := an.paras[:0]
 	full := false
 	for si, s := range secs {
@@ -114,10 +125,12 @@ func (an *analysis) duplicates(secs []Section) []dupFinding {
 			ps = append(ps, para{section: si + 1, index: pi, from: from, to: w})
 		}
 	}
-	an.paras = ps
-	if len(ps) < 2 {
-		return nil
-	}
+	return ps
+}
+
+// compareParas scores the paragraph pairs that share a shingle and returns,
+// for each later paragraph, the earlier one it repeats best.
+func (an *analysis) compareParas(ps []para) []dupFinding {
 	packed := len(an.firsts) <= 1<<12
 	// The inverted index: shingle → the paragraphs holding it, newest first,
 	// as linked lists through next (the next node) and owner (the node's

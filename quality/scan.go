@@ -286,14 +286,7 @@ func appendTokens(b []byte, s string, starts *[]int32, lang *body) ([]byte, uint
 		if c < utf8.RuneSelf {
 			i++
 			r = rune(c)
-			switch {
-			case 'A' <= c && c <= 'Z':
-				f = r + 'a' - 'A'
-			case c == '`':
-				f = '\''
-			default:
-				f = r
-			}
+			f = foldASCII(c)
 			switch c {
 			case '[', '<', '(', '{', '}':
 				seen |= seenPlaceholder
@@ -305,13 +298,8 @@ func appendTokens(b []byte, s string, starts *[]int32, lang *body) ([]byte, uint
 			}
 			if 'a' <= f && f <= 'z' || '0' <= f && f <= '9' {
 				if !inWord {
-					if b[len(b)-1] != ' ' {
-						b = append(b, ' ')
-					}
+					b = beginWord(b, starts, start)
 					inWord = true
-					if starts != nil {
-						*starts = append(*starts, int32(start))
-					}
 				}
 				lastMark = 0
 				b = append(b, byte(f))
@@ -338,13 +326,8 @@ func appendTokens(b []byte, s string, starts *[]int32, lang *body) ([]byte, uint
 			}
 			if unicode.IsLetter(f) || unicode.IsDigit(f) {
 				if !inWord {
-					if b[len(b)-1] != ' ' {
-						b = append(b, ' ')
-					}
+					b = beginWord(b, starts, start)
 					inWord = true
-					if starts != nil {
-						*starts = append(*starts, int32(start))
-					}
 				}
 				lastMark = 0
 				b = utf8.AppendRune(b, f)
@@ -376,6 +359,30 @@ func appendTokens(b []byte, s string, starts *[]int32, lang *body) ([]byte, uint
 		b = append(b, ' ')
 	}
 	return b, seen
+}
+
+// foldASCII folds an ASCII byte as tokenize does: upper case to lower, a
+// backtick to an apostrophe.
+func foldASCII(c byte) rune {
+	switch {
+	case 'A' <= c && c <= 'Z':
+		return rune(c) + 'a' - 'A'
+	case c == '`':
+		return '\''
+	}
+	return rune(c)
+}
+
+// beginWord separates a new word from what b holds and records, when starts
+// is not nil, that the word begins at byte start of the text.
+func beginWord(b []byte, starts *[]int32, start int) []byte {
+	if b[len(b)-1] != ' ' {
+		b = append(b, ' ')
+	}
+	if starts != nil {
+		*starts = append(*starts, int32(start))
+	}
+	return b
 }
 
 // htab is an open-addressing hash table from 64-bit hashes to int32 values;
