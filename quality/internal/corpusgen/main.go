@@ -133,10 +133,26 @@ func main() {
 	out := flag.String("out", "quality/testdata/corpus", "directory to write the corpus to")
 	flag.Parse()
 
+	g := &gen{arts: load(*src), out: *out}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	old, _ := filepath.Glob(filepath.Join(*out, "*"))
+	for _, f := range old {
+		os.Remove(f)
+	}
+	for _, step := range []func(){g.good, g.schema, g.shape, g.meta, g.dups, g.lang, g.trunc, g.placeholders, g.degenerate} {
+		step()
+	}
+	fmt.Printf("wrote %d files to %s\n", g.n, *out)
+}
+
+// load parses every hand-written article in src, keyed by file name.
+func load(src string) map[string]article {
 	arts := map[string]article{}
-	files, err := filepath.Glob(filepath.Join(*src, "*.md"))
+	files, err := filepath.Glob(filepath.Join(src, "*.md"))
 	if err != nil || len(files) == 0 {
-		log.Fatalf("no sources in %s: %v", *src, err)
+		log.Fatalf("no sources in %s: %v", src, err)
 	}
 	for _, f := range files {
 		a, err := parse(f)
@@ -145,111 +161,124 @@ func main() {
 		}
 		arts[strings.TrimSuffix(filepath.Base(f), ".md")] = a
 	}
-	get := func(name string) article {
-		a, ok := arts[name]
-		if !ok {
-			log.Fatalf("no source %s", name)
-		}
-		return a.clone()
+	return arts
+}
+
+// gen writes corpus files made from the hand-written articles.
+type gen struct {
+	arts map[string]article
+	out  string
+	n    int // files written
+}
+
+// get returns a copy of the named article to edit.
+func (g *gen) get(name string) article {
+	a, ok := g.arts[name]
+	if !ok {
+		log.Fatalf("no source %s", name)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	return a.clone()
+}
+
+// write writes one corpus file.
+func (g *gen) write(name, text string) {
+	g.n++
+	if err := os.WriteFile(filepath.Join(g.out, name), []byte(text), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	old, _ := filepath.Glob(filepath.Join(*out, "*"))
-	for _, f := range old {
-		os.Remove(f)
-	}
-	n := 0
-	write := func(name, text string) {
-		n++
-		if err := os.WriteFile(filepath.Join(*out, name), []byte(text), 0o644); err != nil {
-			log.Fatal(err)
-		}
-	}
+}
 
+// good writes every source as a good answer, plain and wrapped the ways models wrap them.
+func (g *gen) good() {
 	// Good answers: every source as plain JSON, some wrapped the ways models wrap them.
-	for name := range arts {
+	for name := range g.arts {
 		lang := name[:2]
-		write(fmt.Sprintf("good_%s_%s.json", lang, name[3:]), compact(get(name)))
+		g.write(fmt.Sprintf("good_%s_%s.json", lang, name[3:]), compact(g.get(name)))
 	}
-	write("good_en_compost_fenced.txt", fenced(pretty(get("en_compost"))))
-	write("good_tr_domates_bom_fenced.txt", "\uFEFF"+fenced(compact(get("tr_domates"))))
-	write("good_en_fund_prose.txt", "Article JSON:\n\n"+fenced(pretty(get("en_fund")))+"\n(end of JSON)\n")
-	write("good_tr_fon_crlf.txt", strings.ReplaceAll(pretty(get("tr_fon")), "\n", "\r\n"))
+	g.write("good_en_compost_fenced.txt", fenced(pretty(g.get("en_compost"))))
+	g.write("good_tr_domates_bom_fenced.txt", "\uFEFF"+fenced(compact(g.get("tr_domates"))))
+	g.write("good_en_fund_prose.txt", "Article JSON:\n\n"+fenced(pretty(g.get("en_fund")))+"\n(end of JSON)\n")
+	g.write("good_tr_fon_crlf.txt", strings.ReplaceAll(pretty(g.get("tr_fon")), "\n", "\r\n"))
 	{
-		s := pretty(get("en_cycling"))
+		s := pretty(g.get("en_cycling"))
 		s = strings.Replace(s, "\n    }\n  ]", ",\n    }\n  ],", 1) // trailing commas, a common slip
-		write("good_en_cycling_trailing_comma.txt", "```\n"+s+"\n```")
+		g.write("good_en_cycling_trailing_comma.txt", "```\n"+s+"\n```")
 	}
-	write("good_tr_uzaktan_fenced.txt", "Yanıt:\n```json\n"+pretty(get("tr_uzaktan"))+"\n```")
+	g.write("good_tr_uzaktan_fenced.txt", "Yanıt:\n```json\n"+pretty(g.get("tr_uzaktan"))+"\n```")
+}
 
+// schema writes answers that parse but break the article schema.
+func (g *gen) schema() {
 	// Schema failures.
 	{
-		a := get("en_cycling")
+		a := g.get("en_cycling")
 		var secs []string
 		for _, s := range a.Sections {
 			secs = append(secs, "## "+s.H2+"\n\n"+s.Body)
 		}
-		write("bad_schema_en_strings.json", compact(map[string]any{"title": a.Title, "sections": secs}))
+		g.write("bad_schema_en_strings.json", compact(map[string]any{"title": a.Title, "sections": secs}))
 	}
 	{
-		a := get("en_fund")
+		a := g.get("en_fund")
 		var secs []map[string]string
 		for _, s := range a.Sections {
 			secs = append(secs, map[string]string{"heading": s.H2, "content": s.Body})
 		}
-		write("bad_schema_en_keys.txt", fenced(pretty(map[string]any{"title": a.Title, "sections": secs})))
+		g.write("bad_schema_en_keys.txt", fenced(pretty(map[string]any{"title": a.Title, "sections": secs})))
 	}
 	{
-		a := get("tr_domates")
-		write("bad_schema_tr_extra_field.json", compact(map[string]any{"title": a.Title, "meta_description": "Balkonda domates yetiştirme rehberi", "sections": a.Sections}))
+		a := g.get("tr_domates")
+		g.write("bad_schema_tr_extra_field.json", compact(map[string]any{"title": a.Title, "meta_description": "Balkonda domates yetiştirme rehberi", "sections": a.Sections}))
 	}
 	{
-		a := get("tr_uzaktan")
-		write("bad_schema_tr_no_title.json", compact(map[string]any{"baslik": a.Title, "sections": a.Sections}))
+		a := g.get("tr_uzaktan")
+		g.write("bad_schema_tr_no_title.json", compact(map[string]any{"baslik": a.Title, "sections": a.Sections}))
 	}
 	{
-		a := get("en_onboarding")
+		a := g.get("en_onboarding")
 		a.Sections[2].Body = ""
-		write("bad_schema_en_empty_body.json", compact(a))
+		g.write("bad_schema_en_empty_body.json", compact(a))
 	}
+}
 
+// shape writes answers that are markdown, too short, or of too few or too short sections.
+func (g *gen) shape() {
 	// Unparseable: the model answered in markdown.
 	for _, name := range []string{"en_compost", "tr_fon"} {
-		a := get(name)
+		a := g.get(name)
 		var b strings.Builder
 		b.WriteString("# " + a.Title + "\n\n")
 		for _, s := range a.Sections {
 			b.WriteString("## " + s.H2 + "\n\n" + s.Body + "\n\n")
 		}
-		write(fmt.Sprintf("bad_parse_%s_%s_markdown.txt", name[:2], name[3:]), b.String())
+		g.write(fmt.Sprintf("bad_parse_%s_%s_markdown.txt", name[:2], name[3:]), b.String())
 	}
 
 	// Too few words: every section cut to its first paragraph.
 	for _, name := range []string{"en_onboarding", "tr_sohbetbotu"} {
-		a := get(name)
+		a := g.get(name)
 		for i := range a.Sections {
 			a.Sections[i].Body = paras(a.Sections[i].Body)[0]
 		}
-		write(fmt.Sprintf("bad_words_%s_%s.json", name[:2], name[3:]), compact(a))
+		g.write(fmt.Sprintf("bad_words_%s_%s.json", name[:2], name[3:]), compact(a))
 	}
 
 	// Too few sections.
 	{
-		a := get("en_chatbots")
+		a := g.get("en_chatbots")
 		a.Sections = a.Sections[:2]
-		write("bad_sections_en_chatbots_two.json", compact(a))
-		b := get("en_fund")
+		g.write("bad_sections_en_chatbots_two.json", compact(a))
+		b := g.get("en_fund")
 		b.Sections = b.Sections[:3]
-		write("bad_sections_en_fund_three.txt", fenced(compact(b)))
-		c := get("tr_domates")
+		g.write("bad_sections_en_fund_three.txt", fenced(compact(b)))
+		c := g.get("tr_domates")
 		c.Sections = c.Sections[:2]
-		write("bad_sections_tr_domates_two.json", compact(c))
+		g.write("bad_sections_tr_domates_two.json", compact(c))
 	}
 
 	// Short sections: every paragraph its own section.
 	for _, name := range []string{"en_cycling", "tr_uzaktan"} {
-		a := get(name)
+		a := g.get(name)
 		var secs []section
 		for _, s := range a.Sections {
 			for j, p := range paras(s.Body) {
@@ -261,215 +290,232 @@ func main() {
 			}
 		}
 		a.Sections = secs
-		write(fmt.Sprintf("bad_shortsections_%s_%s.json", name[:2], name[3:]), compact(a))
+		g.write(fmt.Sprintf("bad_shortsections_%s_%s.json", name[:2], name[3:]), compact(a))
 	}
+}
 
+// meta writes answers with meta phrases and chat framing.
+func (g *gen) meta() {
 	// Meta phrases and chat framing.
 	{
-		a := get("en_compost")
+		a := g.get("en_compost")
 		a.Sections[0].Body = "Certainly! Here is a comprehensive article on home composting, written in a friendly and practical tone.\n\n" + a.Sections[0].Body
-		write("bad_meta_en_opener.json", compact(a))
+		g.write("bad_meta_en_opener.json", compact(a))
 	}
 	{
-		a := get("en_onboarding")
+		a := g.get("en_onboarding")
 		last := len(a.Sections) - 1
 		a.Sections[last].Body += "\n\nI hope this helps! Would you like me to add a printable checklist that managers can use during the first week?"
-		write("bad_meta_en_closer.txt", fenced(compact(a)))
+		g.write("bad_meta_en_closer.txt", fenced(compact(a)))
 	}
 	{
-		a := get("en_fund")
+		a := g.get("en_fund")
 		ps := paras(a.Sections[2].Body)
 		ps = append(ps[:1], append([]string{"As an AI language model, I don't have personal financial circumstances, but many people with irregular income find that a written target keeps them honest about how much they really need to set aside."}, ps[1:]...)...)
 		a.Sections[2].Body = join(ps)
-		write("bad_meta_en_as_an_ai.json", compact(a))
+		g.write("bad_meta_en_as_an_ai.json", compact(a))
 	}
 	{
-		a := get("en_cycling")
+		a := g.get("en_cycling")
 		a.Sections[3].Body += "\n\nI cannot provide personalised safety advice for your specific route, so please check with your local authority before riding on icy roads."
-		write("bad_meta_en_refusal.json", compact(a))
+		g.write("bad_meta_en_refusal.json", compact(a))
 	}
 	{
-		a := get("en_chatbots")
+		a := g.get("en_chatbots")
 		a.Title = "Sure, here's an article on evaluating customer support chatbots"
-		write("bad_meta_en_title.json", compact(a))
+		g.write("bad_meta_en_title.json", compact(a))
 	}
 	{
-		a := get("en_compost")
+		a := g.get("en_compost")
 		last := len(a.Sections) - 1
 		a.Sections[last].Body += "\n\nLet me know if you want a shorter version for social media, or if there is anything else I can adjust."
-		write("bad_meta_en_let_me_know.json", compact(a))
+		g.write("bad_meta_en_let_me_know.json", compact(a))
 	}
 	{
-		a := get("tr_domates")
+		a := g.get("tr_domates")
 		a.Sections[0].Body = "Elbette! İşte balkonda domates yetiştirmek hakkında istediğiniz makale:\n\n" + a.Sections[0].Body
-		write("bad_meta_tr_opener.json", compact(a))
+		g.write("bad_meta_tr_opener.json", compact(a))
 	}
 	{
-		a := get("tr_uzaktan")
+		a := g.get("tr_uzaktan")
 		last := len(a.Sections) - 1
 		a.Sections[last].Body += "\n\nBu yazıya yöneticiler için kısa bir kontrol listesi eklememi ister misiniz?"
-		write("bad_meta_tr_closer.json", compact(a))
+		g.write("bad_meta_tr_closer.json", compact(a))
 	}
 	{
-		a := get("tr_fon")
+		a := g.get("tr_fon")
 		ps := paras(a.Sections[1].Body)
 		ps = append(ps[:2], append([]string{"Bir yapay zeka olarak kişisel bir bütçem ya da finansal deneyimim yok, ancak bu konuda yaygın olarak önerilen yöntemleri aşağıda özetleyebilirim."}, ps[2:]...)...)
 		a.Sections[1].Body = join(ps)
-		write("bad_meta_tr_yapay_zeka.json", compact(a))
+		g.write("bad_meta_tr_yapay_zeka.json", compact(a))
 	}
 	{
-		a := get("tr_sohbetbotu")
+		a := g.get("tr_sohbetbotu")
 		last := len(a.Sections) - 1
 		a.Sections[last].Body += "\n\nBAŞKA BİR ŞEY İSTER MİSİNİZ?"
-		write("bad_meta_tr_upper_closer.txt", fenced(compact(a)))
+		g.write("bad_meta_tr_upper_closer.txt", fenced(compact(a)))
 	}
 	{
-		a := get("tr_fon")
+		a := g.get("tr_fon")
 		a.Title = "Tabii ki, işte düzensiz gelirle acil durum fonu oluşturma rehberi"
-		write("bad_meta_tr_title.json", compact(a))
+		g.write("bad_meta_tr_title.json", compact(a))
 	}
 	{
-		a := get("tr_domates")
+		a := g.get("tr_domates")
 		a.Sections[2].Body += "\n\nBir dil modeli olarak balkonunuzu göremiyorum, bu yüzden güneş süresini kendiniz ölçmenizi öneririm."
-		write("bad_meta_tr_dil_modeli.json", compact(a))
+		g.write("bad_meta_tr_dil_modeli.json", compact(a))
 	}
+}
 
+// dups writes answers that repeat a paragraph, exactly or nearly.
+func (g *gen) dups() {
 	// Duplicated paragraphs.
 	{
-		a := get("en_compost")
+		a := g.get("en_compost")
 		a.Sections[4].Body += "\n\n" + paras(a.Sections[1].Body)[0]
-		write("bad_dup_en_compost.json", compact(a))
+		g.write("bad_dup_en_compost.json", compact(a))
 	}
 	{
-		a := get("tr_uzaktan")
+		a := g.get("tr_uzaktan")
 		a.Sections[5].Body += "\n\n" + paras(a.Sections[2].Body)[1]
-		write("bad_dup_tr_uzaktan.json", compact(a))
+		g.write("bad_dup_tr_uzaktan.json", compact(a))
 	}
 	// Near-duplicates: the same paragraph lightly reworded, or extended.
 	{
-		a := get("en_onboarding")
+		a := g.get("en_onboarding")
 		p := paras(a.Sections[1].Body)[2]
 		p = replaceWords(p, "Finally, prepare", "Also, prepare", "small enough", "short enough", "Fixing a small bug", "Fixing a minor bug", "Writing documentation alone is not", "Documentation alone is not enough")
 		ps := paras(a.Sections[3].Body)
 		a.Sections[3].Body = join(append(ps[:1], append([]string{p}, ps[1:]...)...))
-		write("bad_neardup_en_onboarding.json", compact(a))
+		g.write("bad_neardup_en_onboarding.json", compact(a))
 	}
 	{
-		a := get("en_chatbots")
+		a := g.get("en_chatbots")
 		p := paras(a.Sections[2].Body)[1] + " Agreement between reviewers is the only sign that the rubric itself works."
 		a.Sections[4].Body += "\n\n" + p
-		write("bad_neardup_en_chatbots_extended.json", compact(a))
+		g.write("bad_neardup_en_chatbots_extended.json", compact(a))
 	}
 	{
-		a := get("tr_fon")
+		a := g.get("tr_fon")
 		p := paras(a.Sections[3].Body)[0]
 		p = replaceWords(p, "en güvenilir yöntem", "en sağlam yöntem", "Tüm gelirler önce", "Bütün gelirler önce", "makul bir harçlık", "küçük bir harçlık")
 		a.Sections[5].Body += "\n\n" + p
-		write("bad_neardup_tr_fon.json", compact(a))
+		g.write("bad_neardup_tr_fon.json", compact(a))
 	}
 	{
-		a := get("tr_sohbetbotu")
+		a := g.get("tr_sohbetbotu")
 		p := paras(a.Sections[1].Body)[1]
 		p = replaceWords(p, "Bu gruplar", "Bu başlıklar", "ideal", "en uygun", "riske atar", "tehlikeye atar")
 		a.Sections[3].Body += "\n\n" + p
-		write("bad_neardup_tr_sohbetbotu.json", compact(a))
+		g.write("bad_neardup_tr_sohbetbotu.json", compact(a))
 	}
+}
 
+// lang writes answers in the wrong language, whole or in part.
+func (g *gen) lang() {
 	// Wrong language.
-	write("bad_lang_tr_english_compost.json", compact(get("en_compost")))
-	write("bad_lang_en_turkish_domates.json", compact(get("tr_domates")))
+	g.write("bad_lang_tr_english_compost.json", compact(g.get("en_compost")))
+	g.write("bad_lang_en_turkish_domates.json", compact(g.get("tr_domates")))
 	{
-		a := get("en_cycling")
-		a.Sections[3] = get("tr_uzaktan").Sections[3]
-		write("bad_lang_en_mixed_cycling.json", compact(a))
+		a := g.get("en_cycling")
+		a.Sections[3] = g.get("tr_uzaktan").Sections[3]
+		g.write("bad_lang_en_mixed_cycling.json", compact(a))
 	}
 	{
-		a := get("tr_sohbetbotu")
-		a.Sections[2] = get("en_chatbots").Sections[2]
-		write("bad_lang_tr_mixed_sohbetbotu.json", compact(a))
+		a := g.get("tr_sohbetbotu")
+		a.Sections[2] = g.get("en_chatbots").Sections[2]
+		g.write("bad_lang_tr_mixed_sohbetbotu.json", compact(a))
 	}
+}
 
+// trunc writes answers cut off, in the JSON or mid-sentence.
+func (g *gen) trunc() {
 	// Truncation: JSON cut off, or the last body stopping mid-sentence.
 	{
-		s := compact(get("en_fund"))
-		write("bad_trunc_en_json_fund.txt", "```json\n"+s[:len(s)*7/10])
+		s := compact(g.get("en_fund"))
+		g.write("bad_trunc_en_json_fund.txt", "```json\n"+s[:len(s)*7/10])
 	}
 	{
-		s := compact(get("tr_domates"))
+		s := compact(g.get("tr_domates"))
 		cut := len(s) * 85 / 100
 		for cut < len(s) && (s[cut]&0xC0) == 0x80 {
 			cut++
 		}
-		write("bad_trunc_tr_json_domates.txt", s[:cut])
+		g.write("bad_trunc_tr_json_domates.txt", s[:cut])
 	}
 	{
-		a := get("en_onboarding")
+		a := g.get("en_onboarding")
 		last := len(a.Sections) - 1
 		a.Sections[last].Body = cutWords(a.Sections[last].Body, 0.93)
-		write("bad_trunc_en_midsentence_onboarding.json", compact(a))
+		g.write("bad_trunc_en_midsentence_onboarding.json", compact(a))
 	}
 	{
-		a := get("tr_fon")
+		a := g.get("tr_fon")
 		last := len(a.Sections) - 1
 		a.Sections[last].Body = cutWords(a.Sections[last].Body, 0.9)
-		write("bad_trunc_tr_midsentence_fon.json", compact(a))
+		g.write("bad_trunc_tr_midsentence_fon.json", compact(a))
 	}
+}
 
+// placeholders writes answers with placeholder text left in.
+func (g *gen) placeholders() {
 	// Placeholders.
 	{
-		a := get("en_compost")
+		a := g.get("en_compost")
 		a.Sections[0].Body = strings.Replace(a.Sections[0].Body, "Roughly a third", "According to [Insert statistic from a reliable source here], roughly a third", 1)
-		write("bad_placeholder_en_insert.json", compact(a))
+		g.write("bad_placeholder_en_insert.json", compact(a))
 	}
 	{
-		a := get("en_cycling")
+		a := g.get("en_cycling")
 		a.Sections[4].Body += "\n\nLorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua."
-		write("bad_placeholder_en_lorem.json", compact(a))
+		g.write("bad_placeholder_en_lorem.json", compact(a))
 	}
 	{
-		a := get("en_chatbots")
+		a := g.get("en_chatbots")
 		a.Sections[3].Body += "\n\nTODO: add a real example from a retail client here."
-		write("bad_placeholder_en_todo.json", compact(a))
+		g.write("bad_placeholder_en_todo.json", compact(a))
 	}
 	{
-		a := get("en_fund")
+		a := g.get("en_fund")
 		a.Sections[2].H2 = "Setting a <topic> Target That Matches Your Risk"
-		write("bad_placeholder_en_angle.json", compact(a))
+		g.write("bad_placeholder_en_angle.json", compact(a))
 	}
 	{
-		a := get("tr_uzaktan")
+		a := g.get("tr_uzaktan")
 		a.Sections[3].Body = strings.Replace(a.Sections[3].Body, "İlk adım,", "[Buraya konuyla ilgili bir araştırma sonucu ekleyin] İlk adım,", 1)
-		write("bad_placeholder_tr_buraya.json", compact(a))
+		g.write("bad_placeholder_tr_buraya.json", compact(a))
 	}
 	{
-		a := get("tr_sohbetbotu")
+		a := g.get("tr_sohbetbotu")
 		a.Sections[4].Body = strings.Replace(a.Sections[4].Body, "Botun üslubu da markanızın", "Botun üslubu da {{marka_adi}} markanızın", 1)
-		write("bad_placeholder_tr_template.json", compact(a))
+		g.write("bad_placeholder_tr_template.json", compact(a))
 	}
+}
 
+// degenerate writes answers that loop on a sentence, word or phrase.
+func (g *gen) degenerate() {
 	// Degenerate repetition.
 	{
-		a := get("en_compost")
+		a := g.get("en_compost")
 		last := len(a.Sections) - 1
 		loop := strings.Repeat("Compost is a wonderful way to improve your garden soil. ", 8)
 		a.Sections[last].Body = paras(a.Sections[last].Body)[0] + "\n\n" + strings.TrimSpace(loop)
-		write("bad_degenerate_en_sentence_loop.json", compact(a))
+		g.write("bad_degenerate_en_sentence_loop.json", compact(a))
 	}
 	{
-		a := get("en_onboarding")
+		a := g.get("en_onboarding")
 		a.Sections[2].Body = strings.Replace(a.Sections[2].Body, "deserves special attention", "deserves very very very very very very very special attention", 1)
-		write("bad_degenerate_en_word_run.json", compact(a))
+		g.write("bad_degenerate_en_word_run.json", compact(a))
 	}
 	{
-		a := get("tr_domates")
+		a := g.get("tr_domates")
 		last := len(a.Sections) - 1
 		a.Sections[last].Body += "\n\n" + strings.TrimSpace(strings.Repeat("Domatesleri düzenli sulamak bu yüzden çok önemlidir. ", 7))
-		write("bad_degenerate_tr_sentence_loop.json", compact(a))
+		g.write("bad_degenerate_tr_sentence_loop.json", compact(a))
 	}
 	{
-		a := get("tr_fon")
+		a := g.get("tr_fon")
 		a.Sections[4].Body += "\n\nBu nedenle birikim yapmak gerekir ve" + strings.Repeat(" bu nedenle birikim yapmak gerekir ve", 9) + " bu nedenle birikim yapmak gerekir."
-		write("bad_degenerate_tr_phrase_loop.json", compact(a))
+		g.write("bad_degenerate_tr_phrase_loop.json", compact(a))
 	}
-	fmt.Printf("wrote %d files to %s\n", n, *out)
 }
