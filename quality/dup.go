@@ -49,14 +49,6 @@ func (an *analysis) shingle(i int, packed bool) uint64 {
 	return h
 }
 
-// findDuplicates compares every pair of paragraphs of the sections (across
-// and within sections); see analysis.duplicates.
-func findDuplicates(secs []Section) []dupFinding {
-	an := new(analysis)
-	an.analyze(&Article{Sections: secs})
-	return an.duplicates(secs)
-}
-
 // duplicates compares every pair of paragraphs of the article (across and
 // within sections) through an inverted index of shingles, so only pairs
 // that share a shingle are scored. Each later paragraph is reported once,

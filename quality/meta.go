@@ -267,16 +267,10 @@ func LoadPhrases(r io.Reader) ([]string, error) {
 // quotePairs are the quotation marks whose content the meta rules skip.
 var quotePairs = [][2]rune{{'"', '"'}, {'“', '”'}, {'„', '“'}, {'«', '»'}}
 
-// stripQuotes blanks out short quotations (up to 300 bytes, on one line), so
-// an article about chatbots may quote a bot saying "I cannot help with that"
-// without being taken for assistant talk itself.
-func stripQuotes(s string) string {
-	q, _ := stripQuotesChanged(s)
-	return q
-}
-
-// stripQuotesChanged is stripQuotes, also reporting whether it blanked
-// anything.
+// stripQuotesChanged blanks out short quotations (up to 300 bytes, on one
+// line), so an article about chatbots may quote a bot saying "I cannot help
+// with that" without being taken for assistant talk itself. It also reports
+// whether it blanked anything.
 func stripQuotesChanged(s string) (string, bool) {
 	if !strings.ContainsAny(s, "\"“«„") {
 		return s, false
@@ -327,7 +321,7 @@ type metaHit struct {
 }
 
 // findMeta looks for assistant talk in the article's fields; lastMeta is
-// tokenize(stripQuotes(last body)).
+// tokenize(stripQuotesChanged(last body)).
 func (g *Gate) findMeta(fields []field, lastMeta string, an *analysis) (metaHit, bool) {
 	idx := metaIndex()
 	if cap(an.found) < idx.words {

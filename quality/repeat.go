@@ -28,36 +28,6 @@ const (
 	gramSize          = 8
 )
 
-// repetition finds degenerate output in a token string (see tokenize): the
-// same sentence many times, a word repeated in a run, a short phrase
-// looping, or one long n-gram recurring all over the text. It returns a
-// description of the first finding.
-func repetition(tokens string) (string, bool) {
-	an := new(analysis)
-	an.text = tokens
-	an.tab.reset(strings.Count(tokens, " "))
-	for p := 0; p < len(tokens); {
-		if tokens[p] == ' ' {
-			p++
-			continue
-		}
-		e := p + 1
-		for e < len(tokens) && tokens[e] != ' ' {
-			e++
-		}
-		if m := markCode(tokens[p:e]); m < 0 {
-			an.stream = append(an.stream, m)
-		} else {
-			w := word{off: int32(p), end: int32(e)}
-			w.id = an.intern(w)
-			an.words = append(an.words, w)
-			an.stream = append(an.stream, w.id)
-		}
-		p = e
-	}
-	return an.repetition()
-}
-
 // render joins stream tokens with spaces, as the token form writes them.
 func (an *analysis) render(ts []int32) string {
 	var b strings.Builder

@@ -440,15 +440,6 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-func fnvString(s string) uint64 {
-	h := uint64(fnvOffset)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= fnvPrime
-	}
-	return h
-}
-
 // hashInts hashes a sequence of int32.
 func hashInts(xs []int32) uint64 {
 	h := uint64(fnvOffset)

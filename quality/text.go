@@ -6,14 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// lowerTurkish lower-cases s with the Turkish rules: 'İ' becomes 'i' and
-// 'I' becomes 'ı'. strings.ToLower turns 'I' into 'i', which breaks Turkish
-// words such as "IŞIK" (ışık), and languages with full case mapping turn
-// 'İ' into "i̇" (i plus a combining dot U+0307); see foldRune for matching.
-func lowerTurkish(s string) string {
-	return strings.ToLowerSpecial(unicode.TurkishCase, s)
-}
-
 // foldRune maps r to its matching skeleton: lower case, with the dotted and
 // dotless i merged (İ, I, ı, i → i) and the Turkish diacritics removed
 // (ş→s, ğ→g, ç→c, ö→o, ü→u, â→a, î→i, û→u). It returns -1 for combining
@@ -95,40 +87,6 @@ func isWordRuneAt(s string, i int) bool {
 
 func isDigitAt(s string, i int) bool { return s[i] >= '0' && s[i] <= '9' }
 
-// words returns the folded words of s (tokenize without the punctuation).
-func words(s string) []string {
-	var out []string
-	start := -1
-	var b strings.Builder
-	flush := func() {
-		if start >= 0 {
-			out = append(out, b.String())
-			b.Reset()
-			start = -1
-		}
-	}
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
-		f := foldRune(r)
-		if f < 0 {
-			continue
-		}
-		if unicode.IsLetter(f) || unicode.IsDigit(f) {
-			start = i
-			b.WriteRune(f)
-			continue
-		}
-		if (f == '\'' || f == '-') && start >= 0 && i < len(s) && isWordRuneAt(s, i) {
-			b.WriteRune(f)
-			continue
-		}
-		flush()
-	}
-	flush()
-	return out
-}
-
 // countWords counts the words of s the way the gate does: maximal runs of
 // letters and digits, inner apostrophes and hyphens included ("don't",
 // "e-posta" and "ChatGPT'nin" are one word each), markdown symbols ignored.
@@ -176,47 +134,6 @@ func countWords(s string) int {
 		in = false
 	}
 	return n
-}
-
-// paragraphs splits a section body into paragraphs: on blank lines, or on
-// single line breaks when the body has no blank line.
-func paragraphs(body string) []string {
-	body = strings.ReplaceAll(body, "\r\n", "\n")
-	var parts []string
-	if strings.Contains(body, "\n\n") {
-		parts = strings.Split(body, "\n\n")
-	} else {
-		parts = strings.Split(body, "\n")
-	}
-	out := parts[:0]
-	for _, p := range parts {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// sentences splits a token string (see tokenize) into sentences at ". ! ?"
-// and returns each sentence as a token string without its end mark.
-func sentences(tokens string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(tokens); i++ {
-		switch tokens[i] {
-		case '.', '!', '?':
-			if i > 0 && tokens[i-1] == ' ' && (i+1 == len(tokens) || tokens[i+1] == ' ') {
-				if s := strings.TrimSpace(tokens[start:i]); s != "" {
-					out = append(out, s)
-				}
-				start = i + 1
-			}
-		}
-	}
-	if s := strings.TrimSpace(tokens[start:]); s != "" {
-		out = append(out, s)
-	}
-	return out
 }
 
 // clip shortens s to at most n runes for a check's detail, adding "…".
