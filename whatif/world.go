@@ -75,15 +75,6 @@ func (w *World) DriftStart() (time.Time, bool) {
 	return at, !at.IsZero() && at.Before(w.start.AddDate(0, 0, w.days))
 }
 
-// OutageHours returns the hours provider spends in outages (own and group).
-func (w *World) OutageHours(provider string) float64 {
-	var d time.Duration
-	for _, o := range w.outages[provider] {
-		d += o.to.Sub(o.from)
-	}
-	return d.Hours()
-}
-
 // Provider returns the in-process provider for link name on clock. kind is
 // the link's config kind ("gemini" or "openai"), used to pick a flavor
 // when the model names none.

@@ -355,7 +355,3 @@ func scaleTarget(prompt string, share float64) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-func ceilDur(d time.Duration) time.Duration {
-	return time.Duration(max(1, int64(math.Ceil(d.Seconds())))) * time.Second
-}

@@ -186,16 +186,6 @@ const (
 	FaultBlocked Fault = "blocked"
 )
 
-// Faults returns every fault except FaultNone, for tables.
-func Faults() []Fault {
-	return []Fault{
-		FaultRateMinute, FaultRateDay, FaultUnavailable, FaultServerError,
-		FaultUnauthorized, FaultInvalidKey, FaultForbidden, FaultHang,
-		FaultSlowFirstToken, FaultStreamCut, FaultTruncate, FaultLowQuality,
-		FaultMetaPhrase, FaultBadJSON, FaultErrorChunk, FaultBlocked,
-	}
-}
-
 // Profile is a server's fault model. The zero value answers every request
 // normally, at once, with full-length articles.
 type Profile struct {
@@ -435,7 +425,8 @@ func StartAll(profiles map[Flavor]Profile) (*Set, error) {
 	return set, nil
 }
 
-// Server returns the server of flavor f, or nil.
+// Server returns the server of flavor f, or nil. The tests of packages
+// that run a Set use it to steer one server.
 func (s *Set) Server(f Flavor) *Server { return s.servers[f] }
 
 // BaseURL returns the base URL of flavor f's server, or "".
