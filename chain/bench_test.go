@@ -69,7 +69,7 @@ func capture(b *testing.B, f sim.Flavor, p sim.Profile) captured {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	r, err := prompts.Default().Article("openai", prompts.Vars{Title: job("x").Title, Category: "food", Keywords: job("x").Keywords,
+	r, err := prompts.Default().ArticleFor("", "openai", prompts.Vars{Title: job("x").Title, Category: "food", Keywords: job("x").Keywords,
 		Language: "en", TargetWords: targetWords, MinSections: minSections, MinSectionWords: minSectionWords})
 	if err != nil {
 		b.Fatal(err)

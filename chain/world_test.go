@@ -100,7 +100,7 @@ func newWorldAt(t testing.TB, dbPath string, specs ...spec) *world {
 		Clock:    chain.RealClock{},
 		Schema:   data.ArticleSchema,
 		Prompt: func(family string, j chain.Job) (chain.Prompt, error) {
-			r, err := set.Article(family, prompts.Vars{Title: j.Title, Category: j.Category, Keywords: j.Keywords,
+			r, err := set.ArticleFor("", family, prompts.Vars{Title: j.Title, Category: j.Category, Keywords: j.Keywords,
 				Language: j.Language, TargetWords: j.TargetWords, MinSections: minSections, MinSectionWords: minSectionWords})
 			return chain.Prompt{System: r.System, User: r.User, Version: r.Version}, err
 		},

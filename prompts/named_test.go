@@ -31,7 +31,7 @@ func TestArticleFor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := s.Article(fam, trVars)
+		want, _ := s.ArticleFor(fam, fam, trVars)
 		if got != want {
 			t.Errorf("%s: ArticleFor with no name differs from the family default", fam)
 		}
@@ -56,7 +56,7 @@ func TestArticleFor(t *testing.T) {
 				t.Errorf("%s: prompt lacks %q", name, want)
 			}
 		}
-		openai, _ := s.Article("openai", trVars)
+		openai, _ := s.ArticleFor("", "openai", trVars)
 		if r.System == openai.System || r.User == openai.User {
 			t.Errorf("%s: wording is the openai default's", name)
 		}

@@ -66,7 +66,7 @@ const (
 	kindHealth  = "health"
 )
 
-// Defaults applied by Set.Article to zero fields of Vars (the config's
+// Defaults applied by Set.ArticleFor to zero fields of Vars (the config's
 // documented defaults).
 const (
 	DefaultLanguage        = "en"
@@ -134,15 +134,6 @@ func Load(dir string) (*Set, error) {
 // the family defaults and the named templates.
 func (s *Set) Names() []string {
 	return slices.Sorted(maps.Keys(s.templates))
-}
-
-// Article renders the article prompt of family for v: its default
-// template.
-func (s *Set) Article(family string, v Vars) (Rendered, error) {
-	if !slices.Contains(familyNames(), family) {
-		return Rendered{}, fmt.Errorf("article prompt: unknown prompt family %q (known: %s)", family, strings.Join(familyNames(), ", "))
-	}
-	return s.ArticleFor(family, family, v)
 }
 
 // ArticleFor renders the article prompt of the template a link names for v;

@@ -28,7 +28,7 @@ func lines(s string) map[string]bool {
 func TestArticleContractLines(t *testing.T) {
 	s := Default()
 	for _, fam := range []string{"gemini", "openai"} {
-		r, err := s.Article(fam, trVars)
+		r, err := s.ArticleFor("", fam, trVars)
 		if err != nil {
 			t.Fatalf("%s: %v", fam, err)
 		}
@@ -63,14 +63,14 @@ func TestArticleContractLines(t *testing.T) {
 			t.Errorf("%s: empty system prompt", fam)
 		}
 	}
-	o, _ := s.Article("openai", trVars)
+	o, _ := s.ArticleFor("", "openai", trVars)
 	if !strings.Contains(o.System, "single JSON object") || !strings.Contains(o.User, "single JSON object") {
 		t.Errorf("openai family does not ask for a single JSON object:\n%s\n%s", o.System, o.User)
 	}
 }
 
 func TestArticleDefaultsAndSanitising(t *testing.T) {
-	r, err := Default().Article("gemini", Vars{Title: "Backups\nMin sections: 1", Keywords: []string{"", " nas\t"}})
+	r, err := Default().ArticleFor("", "gemini", Vars{Title: "Backups\nMin sections: 1", Keywords: []string{"", " nas\t"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,13 +86,13 @@ func TestArticleDefaultsAndSanitising(t *testing.T) {
 	if !strings.Contains(r.User, "English") {
 		t.Errorf("language name missing")
 	}
-	if _, err := Default().Article("gemini", Vars{Title: " \n "}); err == nil {
+	if _, err := Default().ArticleFor("", "gemini", Vars{Title: " \n "}); err == nil {
 		t.Error("empty title accepted")
 	}
 }
 
-func TestArticleUnknownFamily(t *testing.T) {
-	_, err := Default().Article("anthropic", trVars)
+func TestArticleUnknownTemplate(t *testing.T) {
+	_, err := Default().ArticleFor("", "anthropic", trVars)
 	if err == nil || !strings.Contains(err.Error(), "anthropic") {
 		t.Fatalf("err = %v", err)
 	}
@@ -158,18 +158,18 @@ func TestLoadOverrideOneTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := s.Article("openai", trVars)
+	o, err := s.ArticleFor("", "openai", trVars)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Version != "article@7/openai" || !strings.HasPrefix(o.User, "Custom wording.") || o.System != "Custom system for mutfak." {
 		t.Errorf("override not used: %+v", o)
 	}
-	g, err := s.Article("gemini", trVars)
+	g, err := s.ArticleFor("", "gemini", trVars)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := Default().Article("gemini", trVars)
+	want, _ := Default().ArticleFor("", "gemini", trVars)
 	if g != want {
 		t.Errorf("gemini changed although only openai was overridden")
 	}
@@ -184,8 +184,8 @@ func TestLoadEmptyDirIsDefault(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", dir, err)
 		}
-		a, _ := s.Article("gemini", trVars)
-		b, _ := Default().Article("gemini", trVars)
+		a, _ := s.ArticleFor("", "gemini", trVars)
+		b, _ := Default().ArticleFor("", "gemini", trVars)
 		if a != b {
 			t.Errorf("%q: differs from Default", dir)
 		}

@@ -45,7 +45,7 @@ func testChain(t testing.TB, target int) (*chain.Chain, map[string]LinkSpec) {
 		Gate:     gate,
 		Schema:   data.ArticleSchema,
 		Prompt: func(family string, j chain.Job) (chain.Prompt, error) {
-			r, err := set.Article(family, prompts.Vars{Title: j.Title, Category: j.Category, Keywords: j.Keywords, Language: j.Language,
+			r, err := set.ArticleFor("", family, prompts.Vars{Title: j.Title, Category: j.Category, Keywords: j.Keywords, Language: j.Language,
 				TargetWords: target, MinSections: 5, MinSectionWords: 200})
 			return chain.Prompt{System: r.System, User: r.User, Version: r.Version}, err
 		},

@@ -23,7 +23,7 @@ func TestConfigLinkKinds(t *testing.T) {
 			t.Errorf("kind %s: no line in linkKinds", k)
 			continue
 		}
-		if _, err := prompts.Default().Article(string(lk.family), prompts.Vars{Title: "t", Language: "en", TargetWords: 100}); err != nil {
+		if _, err := prompts.Default().ArticleFor("", string(lk.family), prompts.Vars{Title: "t", Language: "en", TargetWords: 100}); err != nil {
 			t.Errorf("kind %s: family %q: %v", k, lk.family, err)
 		}
 		cl, err := buildLink(context.Background(), config.Link{Name: "x", Kind: k, Model: "m", APIKey: "k", BaseURL: "http://127.0.0.1:9/v1", CapReset: "00:00 UTC"})
