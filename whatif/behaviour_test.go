@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contentpipe/contentpipe/adapters/profile"
 	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 )
@@ -19,7 +20,7 @@ func modelProvider(t *testing.T, m *Model, name string, start time.Time) (*sim.I
 		t.Fatal(err)
 	}
 	clock := sim.NewVirtualClock(start)
-	p, err := w.Provider(name, "openai", clock, LinkSpec{Timeouts: chain.Timeouts{FirstToken: time.Minute}})
+	p, err := w.Provider(name, profile.KindOpenAI, clock, LinkSpec{Timeouts: chain.Timeouts{FirstToken: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestHangAndStallOutagesEatTheDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock := sim.NewVirtualClock(start)
-		p, err := w.Provider("groq", "openai", clock, LinkSpec{Timeouts: chain.Timeouts{FirstToken: time.Minute, Total: 5 * time.Minute}})
+		p, err := w.Provider("groq", profile.KindOpenAI, clock, LinkSpec{Timeouts: chain.Timeouts{FirstToken: time.Minute, Total: 5 * time.Minute}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,7 +62,7 @@ func testChain(t testing.TB, target int) (*chain.Chain, map[string]LinkSpec) {
 	}
 	specs := map[string]LinkSpec{}
 	for _, l := range ch.Links {
-		specs[l.Name] = LinkSpec{Kind: string(l.Family), Timeouts: to, JSONMode: true}
+		specs[l.Name] = LinkSpec{Kind: familyKind(l.Family), Timeouts: to, JSONMode: true}
 	}
 	return ch, specs
 }

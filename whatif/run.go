@@ -336,7 +336,7 @@ func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, g
 			spec.Model = l.Model
 		}
 		if spec.Kind == "" {
-			spec.Kind = string(l.Family)
+			spec.Kind = familyKind(l.Family)
 		}
 		p, err := w.Provider(l.Name, spec.Kind, clock, spec)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/contentpipe/contentpipe/adapters/profile"
 	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/chain"
 )
@@ -76,9 +77,8 @@ func (w *World) DriftStart() (time.Time, bool) {
 }
 
 // Provider returns the in-process provider for link name on clock. kind is
-// the link's config kind ("gemini" or "openai"), used to pick a flavor
-// when the model names none.
-func (w *World) Provider(name, kind string, clock chain.Clock, spec LinkSpec) (*sim.InProc, error) {
+// the link's config kind, used to pick a flavor when the model names none.
+func (w *World) Provider(name string, kind profile.Kind, clock chain.Clock, spec LinkSpec) (*sim.InProc, error) {
 	pm, ok := w.model.Providers[name]
 	if !ok {
 		return nil, fmt.Errorf("fault model: no provider %q (add providers.%s to the faults file)", name, name)
@@ -88,7 +88,7 @@ func (w *World) Provider(name, kind string, clock chain.Clock, spec LinkSpec) (*
 		switch {
 		case slices.Contains(sim.Flavors(), sim.Flavor(name)):
 			fl = sim.Flavor(name)
-		case kind == "gemini":
+		case kind == profile.KindGemini:
 			fl = sim.FlavorGemini
 		default:
 			fl = sim.FlavorGroq
@@ -101,10 +101,14 @@ func (w *World) Provider(name, kind string, clock chain.Clock, spec LinkSpec) (*
 	}, nil
 }
 
+// familyKind is the config kind of a link whose jobs are worded in prompt
+// family f: the families are named after the kinds.
+func familyKind(f chain.Family) profile.Kind { return profile.Kind(f) }
+
 // LinkSpec is what the simulator needs to know about a link beyond
 // chain.Link: its model name, kind, timeouts, JSON mode and pacing.
 type LinkSpec struct {
-	Kind     string // "gemini" or "openai"
+	Kind     profile.Kind // one of profile.Kinds
 	Model    string
 	Timeouts chain.Timeouts
 	JSONMode bool

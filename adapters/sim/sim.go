@@ -71,12 +71,12 @@ func Flavors() []Flavor {
 }
 
 // Kind returns the config `kind` of an adapter that talks to this flavor:
-// "gemini" for Gemini, "openai" for the OpenAI-compatible ones.
-func (f Flavor) Kind() string {
+// gemini for Gemini, openai for the OpenAI-compatible ones.
+func (f Flavor) Kind() profile.Kind {
 	if f == FlavorGemini {
-		return "gemini"
+		return profile.KindGemini
 	}
-	return "openai"
+	return profile.KindOpenAI
 }
 
 // DefaultModel returns the model name the default chain uses for the flavor.

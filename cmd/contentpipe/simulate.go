@@ -301,7 +301,7 @@ func linkSpecs(cfg *config.Config, model *whatif.Model, faults, configPath strin
 		if _, ok := model.Providers[l.Name]; !ok {
 			return nil, fmt.Errorf("%s: no provider %q: every chain link of %s needs an entry under providers:", faults, l.Name, configPath)
 		}
-		specs[l.Name] = whatif.LinkSpec{Kind: string(l.Kind), Model: l.Model, Timeouts: chain.Timeouts(l.Timeouts),
+		specs[l.Name] = whatif.LinkSpec{Kind: l.Kind, Model: l.Model, Timeouts: chain.Timeouts(l.Timeouts),
 			JSONMode: l.JSONMode != "", RPM: l.RPM, TPM: l.TPM}
 	}
 	return specs, nil
