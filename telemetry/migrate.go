@@ -638,6 +638,3 @@ func (s *Store) migratePG(ctx context.Context) error {
 	}
 	return nil
 }
-
-// migrationList is the schema history of the store's backend.
-func (s *Store) migrationList() []migration { return s.d.migrations }

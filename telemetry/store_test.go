@@ -56,8 +56,8 @@ func testOpenMigratesAndReopens(t *testing.T) {
 			t.Errorf("table %s missing", tb)
 		}
 	}
-	if n := queryInt(t, s, "SELECT count(*) FROM schema_migrations"); n != int64(len(s.migrationList())) {
-		t.Fatalf("schema_migrations rows = %d, want %d", n, len(s.migrationList()))
+	if n := queryInt(t, s, "SELECT count(*) FROM schema_migrations"); n != int64(len(s.d.migrations)) {
+		t.Fatalf("schema_migrations rows = %d, want %d", n, len(s.d.migrations))
 	}
 	if n := queryInt(t, s, "SELECT max(version) FROM schema_migrations"); n != int64(SchemaVersion) {
 		t.Fatalf("schema version = %d, want %d", n, SchemaVersion)
@@ -86,7 +86,7 @@ func testOpenMigratesAndReopens(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer s2.Close()
-	if n := queryInt(t, s2, "SELECT count(*) FROM schema_migrations"); n != int64(len(s.migrationList())) {
+	if n := queryInt(t, s2, "SELECT count(*) FROM schema_migrations"); n != int64(len(s.d.migrations)) {
 		t.Fatalf("after reopen schema_migrations rows = %d", n)
 	}
 	if n := queryInt(t, s2, "SELECT count(*) FROM skips"); n != 1 {
@@ -135,8 +135,8 @@ func testOpenConcurrentFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n := queryInt(t, s, "SELECT count(*) FROM schema_migrations"); n != int64(len(s.migrationList())) {
-		t.Fatalf("schema_migrations rows = %d, want %d", n, len(s.migrationList()))
+	if n := queryInt(t, s, "SELECT count(*) FROM schema_migrations"); n != int64(len(s.d.migrations)) {
+		t.Fatalf("schema_migrations rows = %d, want %d", n, len(s.d.migrations))
 	}
 }
 
