@@ -353,3 +353,15 @@ func (c *Chain) Generate(ctx context.Context, job Job) (Result, error) {
 	}
 	return w.res, nil
 }
+
+// ForRun returns a chain with c's settings and links and none of its
+// run-scoped state (the halt on an auth failure, the providers skipped for
+// the run, the shadow calls in flight): what each publishing run starts
+// from, as a new process does.
+func (c *Chain) ForRun() *Chain {
+	return &Chain{
+		Links: c.Links, Policy: c.Policy, Breaker: c.Breaker, Deadline: c.Deadline, Store: c.Store, Gate: c.Gate,
+		Clock: c.Clock, Prompt: c.Prompt, Schema: c.Schema, Jitter: c.Jitter, Progress: c.Progress, Shadow: c.Shadow,
+		Notifier: c.Notifier, Secrets: c.Secrets, Budget: c.Budget,
+	}
+}
