@@ -15,6 +15,7 @@ import (
 	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/quality"
+	"github.com/contentpipe/contentpipe/runs"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
@@ -44,9 +45,11 @@ type Config struct {
 	Chain *chain.Chain
 	Specs map[string]LinkSpec // per link name
 	World *World
-	// ProviderDownAfter is the provider_down alert's threshold (the
-	// config's alerts.provider_down_after); 0 = 1h.
+	// ProviderDownAfter and BudgetWarnAt are the provider_down and budget
+	// alerts' thresholds (alerts.provider_down_after, alerts.budget_warn_at);
+	// 0 = alerts.DefaultProviderDownAfter and alerts.DefaultBudgetWarnAt.
 	ProviderDownAfter time.Duration
+	BudgetWarnAt      float64
 	// PostsPerDay is the ceiling of publications per UTC day
 	// (job.posts_per_day), held in the claims as in run; 0 = none.
 	PostsPerDay int
@@ -79,10 +82,6 @@ type Config struct {
 	// (1 to the World's days). The scenarios run at once: it is called
 	// from several goroutines.
 	DayDone func(scenario string, day int)
-	// Limits, when set, lists the daily caps and the token and money
-	// limits the alert rules check at now, as after a real run (the
-	// command's own lists for the scenario's links); nil = none.
-	Limits func(links []*chain.Link, now time.Time) ([]alerts.CapLimit, []alerts.SpendCheck)
 	// ReportTimes returns the times of the weekly report on a day, as
 	// offsets from its UTC midnight (schedule.report); nil = Mondays 09:00.
 	// Each report runs the product's decay detectors over its week and
@@ -316,19 +315,18 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 // scenarioChain builds one scenario's chain from the template: the links
 // of order with the World's in-process providers on clock, the scenario's
 // own store and jitter, and for the naive baseline its policy, its
-// forgetful store and each link repeated for the immediate retries.
+// forgetful store and each link repeated for the immediate retries. The
+// template's shadow mode, progress, notifier and secrets are the
+// command's, not the scenario's.
 func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, gate chain.Gate, store Store, clock *sim.VirtualClock) (*chain.Chain, error) {
 	w := cfg.World
-	tpl := cfg.Chain
 	jit := rand.New(rand.NewPCG(w.seed, hash64("jitter/"+name)))
-	ch := &chain.Chain{
-		Policy: tpl.Policy, Breaker: tpl.Breaker, Deadline: tpl.Deadline, Gate: gate,
-		Prompt: tpl.Prompt, Schema: tpl.Schema, Store: store, Clock: clock, Jitter: jit.Float64,
-		Budget: tpl.Budget,
-	}
+	ch := cfg.Chain.ForRun()
+	ch.Links, ch.Gate, ch.Store, ch.Clock, ch.Jitter = nil, gate, store, clock, jit.Float64
+	ch.Shadow, ch.Progress, ch.Notifier, ch.Secrets = chain.Shadow{}, nil, nil, nil
 	if naive {
 		ch.Store = forgetful{store}
-		ch.Policy = naivePolicy(tpl.Policy)
+		ch.Policy = naivePolicy(ch.Policy)
 	}
 	for _, l := range order {
 		spec := cfg.Specs[l.Name]
@@ -342,51 +340,56 @@ func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, g
 		if err != nil {
 			return nil, err
 		}
-		cl := &chain.Link{
-			Name: l.Name, Model: l.Model, Family: l.Family, Infra: l.Infra, Provider: p,
-			DailyCap: l.DailyCap, DailyTokens: l.DailyTokens, DailyBudgetUSD: l.DailyBudgetUSD,
-			CapReset: l.CapReset, Price: l.Price, MaxTokens: l.MaxTokens, Stream: l.Stream,
-			Pacer: chain.NewPacer(spec.RPM, spec.TPM),
-		}
+		cl := *l
+		cl.Provider, cl.Pacer = p, chain.NewPacer(spec.RPM, spec.TPM)
 		n := 1
 		if naive {
 			n += cfg.naiveRetries() // an immediate retry is the same link again, no wait
 		}
 		for range n {
-			ch.Links = append(ch.Links, cl)
+			ch.Links = append(ch.Links, &cl)
 		}
 	}
 	return ch, nil
 }
 
 // drive runs every day of the World through ch: at each run time of the
-// day it sets clock, plans the backlog as run does and lets a runner take
-// the due jobs under the run's limit and the day's ceiling. It returns
-// every job's pass through the chain, in order, and the number of backlog
-// jobs that were due at some run. dayDone is told each day it finished.
+// day it sets clock and does the run of the product (runs.Run) on the
+// scenario's store. It returns every job's pass through the chain, in
+// order, and the number of backlog jobs that were due at some run. dayDone
+// is told each day it finished.
 func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock, pub chain.Publisher, dayDone func(day int)) ([]walk, int, error) {
 	w := cfg.World
 	var walks []walk
 	var last time.Time
-	runner := &chain.Runner{
-		Chain: ch, Jobs: store, Publisher: pub,
-		Owner: chain.Owner{Host: "simulate", PID: 1}, Alive: func(chain.Owner) bool { return true },
-		Parallel: 1,
-		// The ceiling is held in each claim, as in run.
-		PostsPerDay: cfg.PostsPerDay,
-		OnJob: func(r chain.JobReport) {
-			now := clock.Now()
-			walks = append(walks, walk{start: last, end: now, published: r.Status == chain.JobPublished,
-				noAnswer: r.Status == chain.JobDeferred || r.Status == chain.JobHalted})
-			last = now
+	due := map[string]bool{}
+	run := &runs.Run{
+		Chain: ch, Store: store, Backlog: cfg.backlog(),
+		PostsPerRun: cfg.postsPerRun(), PostsPerDay: cfg.PostsPerDay, BacklogLowDays: cfg.BacklogLowDays,
+		Runner: &chain.Runner{
+			Jobs: store, Publisher: pub,
+			Owner: chain.Owner{Host: "simulate", PID: 1}, Alive: func(chain.Owner) bool { return true },
+			Parallel: 1,
+			// The ceiling is held in each claim, as in run.
+			PostsPerDay: cfg.PostsPerDay,
+			OnJob: func(r chain.JobReport) {
+				now := clock.Now()
+				walks = append(walks, walk{start: last, end: now, published: r.Status == chain.JobPublished,
+					noAnswer: r.Status == chain.JobDeferred || r.Status == chain.JobHalted})
+				last = now
+			},
+		},
+		Planned: func(_ chain.RunPlan, jobs []chain.Job) {
+			for _, j := range jobs {
+				due[j.ID] = true
+			}
 		},
 	}
-	rules, out := cfg.alertRules(ch, runner, store, clock)
-	backlog, runs := cfg.backlog(), cfg.runTimes()
-	due := map[string]bool{}
+	out := cfg.alertRules(run, store, clock)
+	runTimes := cfg.runTimes()
 	for day := range w.days {
 		dayStart := w.start.AddDate(0, 0, day)
-		for _, ev := range cfg.dayEvents(dayStart, runs) {
+		for _, ev := range cfg.dayEvents(dayStart, runTimes) {
 			if err := ctx.Err(); err != nil {
 				return nil, 0, err
 			}
@@ -398,85 +401,22 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 				continue
 			}
 			last = clock.Now()
-			plan, err := cfg.plan(ctx, store, backlog, last)
+			res, err := run.Do(ctx)
 			if err != nil {
 				return nil, 0, err
 			}
-			jobs := chain.DueJobs(plan.Entries)
-			for _, j := range jobs {
-				due[j.ID] = true
-			}
-			// Each run is a new process in production: the halt on an auth
-			// failure and the providers skipped for the run end with it.
-			runner.Chain = runChain(ch)
-			sum := runner.Run(ctx, jobs, plan.Limit)
-			for _, r := range sum.Reports {
+			for _, r := range res.Summary.Reports {
 				if r.Status == chain.JobError && r.Err != nil {
 					return nil, 0, r.Err
 				}
 			}
-			// The same alert rules as after a real run, at the run's time.
-			if rules != nil {
-				now := clock.Now()
-				if cfg.Limits != nil {
-					rules.Caps, rules.Spend = cfg.Limits(ch.Links, now)
-				}
-				if err := rules.Evaluate(ctx, now); err != nil {
-					return nil, 0, err
-				}
-				if err := cfg.backlogAlert(ctx, store, out, backlog, now); err != nil {
-					return nil, 0, err
-				}
+			if res.After != nil {
+				return nil, 0, res.After
 			}
 		}
 		dayDone(day + 1)
 	}
 	return walks, len(due), nil
-}
-
-// plan is run's planning at now (chain.PlanRun) over the stored jobs of
-// the backlog's current periods, read one by one: every job published
-// today is among them, and the run reads no older period.
-func (cfg *Config) plan(ctx context.Context, store Store, backlog []chain.BacklogTopic, now time.Time) (chain.RunPlan, error) {
-	jobs := make(map[string]chain.JobRecord, len(backlog))
-	for _, t := range backlog {
-		id := chain.BacklogJobID(t.Job.Topic, t.Repeat, now)
-		r, ok, err := store.Job(ctx, id)
-		if err != nil {
-			return chain.RunPlan{}, fmt.Errorf("plan the backlog: %w", err)
-		}
-		if ok {
-			jobs[id] = r
-		}
-	}
-	return chain.PlanRun(backlog, jobs, now, cfg.postsPerRun(), cfg.PostsPerDay), nil
-}
-
-// backlogAlert is run's backlog_low rule after a run: the runway of the
-// backlog planned at now, against BacklogLowDays.
-func (cfg *Config) backlogAlert(ctx context.Context, store Store, out chain.Notifier, backlog []chain.BacklogTopic, now time.Time) error {
-	if cfg.BacklogLowDays <= 0 || out == nil {
-		return nil
-	}
-	plan, err := cfg.plan(ctx, store, backlog, now)
-	if err != nil {
-		return err
-	}
-	al, ok := alerts.BacklogLowAlert(chain.BacklogRunway(plan.Entries, chain.PerDay(cfg.postsPerRun(), cfg.PostsPerDay)), cfg.BacklogLowDays, now)
-	if !ok {
-		return nil
-	}
-	return out.Notify(ctx, al)
-}
-
-// runChain returns a chain with ch's settings and links and none of its
-// run-scoped state (halt, providers skipped for the run).
-func runChain(ch *chain.Chain) *chain.Chain {
-	return &chain.Chain{
-		Links: ch.Links, Policy: ch.Policy, Breaker: ch.Breaker, Deadline: ch.Deadline, Store: ch.Store, Gate: ch.Gate,
-		Clock: ch.Clock, Prompt: ch.Prompt, Schema: ch.Schema, Jitter: ch.Jitter, Progress: ch.Progress, Shadow: ch.Shadow,
-		Notifier: ch.Notifier, Secrets: ch.Secrets, Budget: ch.Budget,
-	}
 }
 
 // dayEvent is a run or a weekly report at an offset of a day.
@@ -567,28 +507,20 @@ func budgetFor(ch *chain.Chain, days int) float64 {
 	return 0
 }
 
-// alertRules wires the product's alerts into a scenario: the outbox of
-// the scenario's own store on the virtual clock takes the chain's and the
-// runner's alerts (auth, clamped delays) and the rules evaluated after each
-// run (incidents, caps, review queue). Nil when the store is not the
-// product's own.
-func (cfg *Config) alertRules(ch *chain.Chain, runner *chain.Runner, store Store, clock *sim.VirtualClock) (*alerts.Rules, chain.Notifier) {
+// alertRules wires the product's alerts into a scenario's run: the outbox
+// of the scenario's own store on the virtual clock takes the chain's and
+// the runner's alerts (auth, clamped delays), the rules evaluated after
+// each run (incidents, caps, review queue) and the backlog alert. None
+// when the store is not the product's own.
+func (cfg *Config) alertRules(run *runs.Run, store Store, clock *sim.VirtualClock) chain.Notifier {
 	ts, ok := store.(*telemetry.Store)
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	out := &alerts.Outbox{Store: ts, Clock: clock}
-	ch.Notifier, runner.Notifier = out, out
-	return &alerts.Rules{Store: ts, Notifier: out, BudgetWarnAt: 0.8, ProviderDownAfter: cfg.providerDownAfter()}, out
-}
-
-// providerDownAfter is the provider_down rule's threshold: ProviderDownAfter,
-// else 1h.
-func (cfg *Config) providerDownAfter() time.Duration {
-	if cfg.ProviderDownAfter > 0 {
-		return cfg.ProviderDownAfter
-	}
-	return time.Hour
+	run.Chain.Notifier, run.Runner.Notifier, run.Notifier = out, out, out
+	run.Rules = &alerts.Rules{Store: ts, Notifier: out, BudgetWarnAt: cfg.BudgetWarnAt, ProviderDownAfter: cfg.ProviderDownAfter}
+	return out
 }
 
 // postsPerRun is how many due jobs one run takes.

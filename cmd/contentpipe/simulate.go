@@ -20,7 +20,6 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
 	"github.com/contentpipe/contentpipe/data"
@@ -181,16 +180,12 @@ func (a *app) scenarioConfig(ctx context.Context, cfg *config.Config, o simulate
 		return whatif.Config{}, exitWith(exitConfig, fmt.Errorf("schedule.report: %w", err))
 	}
 	return whatif.Config{
-		Chain: tpl, Specs: specs, World: world, ProviderDownAfter: cfg.Alerts.ProviderDownAfter,
+		Chain: tpl, Specs: specs, World: world, ProviderDownAfter: cfg.Alerts.ProviderDownAfter, BudgetWarnAt: cfg.Alerts.BudgetWarnAt,
 		// The backlog, its ceiling and run limit and the backlog_low rule
 		// of run.
 		Backlog: backlog, PostsPerDay: cfg.Job.PostsPerDay, PostsPerRun: cfg.Job.PostsPerRun, BacklogLowDays: cfg.Alerts.BacklogLowDays,
 		RunTimes: runs, Scenarios: o.scenarios,
-		// The same caps and token and money limits as the alert rules
-		// after a real run, and the weekly report's decay detectors.
-		Limits: func(links []*chain.Link, now time.Time) ([]alerts.CapLimit, []alerts.SpendCheck) {
-			return capLimits(links, now), spendChecks(cfg, links, now)
-		},
+		// The weekly report's decay detectors.
 		ReportTimes: func(day time.Time) []time.Duration {
 			if strings.TrimSpace(cfg.Schedule.Report) == "" {
 				return nil
