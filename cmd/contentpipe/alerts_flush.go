@@ -14,6 +14,7 @@ import (
 	"github.com/contentpipe/contentpipe/alerts/telegramtest"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/runs"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
@@ -83,74 +84,42 @@ func (a *app) flushAlerts(ctx context.Context, cfg *config.Config, store *teleme
 	return res
 }
 
-// evaluateRules runs the database-wide rules after a command that made
-// calls: the chain_down and provider_down incidents (derived from the
-// recorded calls, skips and jobs), budget and review_queue.
-func (a *app) evaluateRules(ctx context.Context, cfg *config.Config, store *telemetry.Store, links []*chain.Link, now time.Time) {
-	r := alerts.Rules{Store: store, Notifier: alerts.NewOutbox(store, a.stderr), Console: a.stderr, Caps: capLimits(links, now),
-		Spend:        spendChecks(cfg, links, now),
+// rules are the database-wide alert rules of cfg, checked after a command
+// that made calls: the chain_down and provider_down incidents (derived
+// from the recorded calls, skips and jobs), caps, budget and review_queue.
+func (a *app) rules(cfg *config.Config, store *telemetry.Store) *alerts.Rules {
+	return &alerts.Rules{Store: store, Notifier: alerts.NewOutbox(store, a.stderr), Console: a.stderr,
 		BudgetWarnAt: cfg.Alerts.BudgetWarnAt, ProviderDownAfter: cfg.Alerts.ProviderDownAfter}
+}
+
+// evaluateRules runs the rules after a command that made calls outside a
+// run (health), with the caps and limits of links (runs.Limits).
+func (a *app) evaluateRules(ctx context.Context, cfg *config.Config, store *telemetry.Store, links []*chain.Link, now time.Time) {
+	r := a.rules(cfg, store)
+	r.Caps, r.Spend = runs.Limits(links, chain.Budget{DailyUSD: cfg.Budget.DailyUSD, MonthlyUSD: cfg.Budget.MonthlyUSD}, now)
 	if err := r.Evaluate(context.WithoutCancel(ctx), now); err != nil {
 		a.log.Warn("alert rules", "err", err)
 	}
 }
 
-// capLimits lists the links with a daily cap and the start of their day.
-func capLimits(links []*chain.Link, now time.Time) []alerts.CapLimit {
-	var out []alerts.CapLimit
-	for _, l := range links {
-		if l.DailyCap > 0 {
-			out = append(out, alerts.CapLimit{Provider: l.Name, Cap: l.DailyCap, DayStart: l.CapReset.DayStart(now)})
-		}
-	}
-	return out
-}
-
-// spendChecks lists the token and money limits of the links and the chain
-// with the start of their current period (link: its cap day; chain: the
-// UTC day and month).
-func spendChecks(cfg *config.Config, links []*chain.Link, now time.Time) []alerts.SpendCheck {
-	var out []alerts.SpendCheck
-	for _, l := range links {
-		day := l.CapReset.DayStart(now)
-		if l.DailyTokens > 0 {
-			out = append(out, alerts.SpendCheck{Limit: chain.LimitTokens, Provider: l.Name, From: day, Max: float64(l.DailyTokens)})
-		}
-		if l.DailyBudgetUSD > 0 {
-			out = append(out, alerts.SpendCheck{Limit: chain.LimitLinkUSD, Provider: l.Name, From: day, Max: l.DailyBudgetUSD})
-		}
-	}
-	y, m, d := now.UTC().Date()
-	if cfg.Budget.DailyUSD > 0 {
-		out = append(out, alerts.SpendCheck{Limit: chain.LimitChainDay, From: time.Date(y, m, d, 0, 0, 0, 0, time.UTC), Max: cfg.Budget.DailyUSD})
-	}
-	if cfg.Budget.MonthlyUSD > 0 {
-		out = append(out, alerts.SpendCheck{Limit: chain.LimitChainMonth, From: time.Date(y, m, 1, 0, 0, 0, 0, time.UTC), Max: cfg.Budget.MonthlyUSD})
-	}
-	return out
-}
-
-// afterRun is the tail of every publishing run: the alert rules, the run's
-// summary kept in the database, the metrics file, then the outbox flush.
-func (a *app) afterRun(ctx context.Context, cfg *config.Config, store *telemetry.Store, ch *chain.Chain, opts runOptions, start time.Time, sum chain.Summary, topics []config.Topic) {
-	now := ch.Clock.Now()
-	a.evaluateRules(ctx, cfg, store, ch.Links, now)
-	a.backlogAlert(ctx, cfg, store, topics, now)
-	run := runSummary(ch.Links, sum, start, now)
+// recordRun keeps the run's summary in the database and, with a metrics
+// file, writes the run's metrics there (runs.Run.Record).
+func (a *app) recordRun(ctx context.Context, store *telemetry.Store, res runs.Result, start time.Time, metricsFile string) {
+	ctx = context.WithoutCancel(ctx)
+	run := runSummary(res.Chain.Links, res.Summary, start, res.End)
 	summary, err := run.text()
 	if err == nil {
-		err = store.SaveLastRun(context.WithoutCancel(ctx), summary, now)
+		err = store.SaveLastRun(ctx, summary, res.End)
 	}
 	if err != nil {
 		a.log.Warn("the last run's metrics", "err", err)
 	}
-	if opts.metricsFile != "" {
-		addStoreMetrics(context.WithoutCancel(ctx), run, store, ch.Links, now)
-		if err := writeMetrics(opts.metricsFile, run); err != nil {
-			a.log.Warn("metrics file", "path", opts.metricsFile, "err", err)
+	if metricsFile != "" {
+		addStoreMetrics(ctx, run, store, res.Chain.Links, res.End)
+		if err := writeMetrics(metricsFile, run); err != nil {
+			a.log.Warn("metrics file", "path", metricsFile, "err", err)
 		}
 	}
-	a.flushAlerts(ctx, cfg, store)
 }
 
 func (a *app) alertsCmd() *cobra.Command {

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
-	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
-	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 // envNow is the test seam for the clock: an RFC 3339 time that the run
@@ -41,41 +38,5 @@ func (a *app) clock() (offsetClock, error) {
 	return offsetClock{offset: time.Until(t)}, nil
 }
 
-// backlogPlan is the backlog at now with what a run may take.
-type backlogPlan struct {
-	entries        []chain.BacklogEntry
-	publishedToday int
-	limit          int // jobs this run may take (posts_per_run, lowered by posts_per_day)
-}
-
-// planBacklog reads the stored jobs and orders the backlog at now
-// (chain.PlanRun, which the simulator uses too).
-func planBacklog(ctx context.Context, cfg *config.Config, store *telemetry.Store, topics []config.Topic, now time.Time) (backlogPlan, error) {
-	jobs, err := store.Jobs(ctx)
-	if err != nil {
-		return backlogPlan{}, err
-	}
-	p := chain.PlanRun(backlogTopics(cfg, topics), jobs, now, cfg.Job.PostsPerRun, cfg.Job.PostsPerDay)
-	return backlogPlan{entries: p.Entries, publishedToday: p.PublishedToday, limit: p.Limit}, nil
-}
-
 // perDay is the publication rate the runway assumes (chain.PerDay).
 func perDay(cfg *config.Config) int { return chain.PerDay(cfg.Job.PostsPerRun, cfg.Job.PostsPerDay) }
-
-// backlogAlert queues the backlog_low alert when the runway is shorter
-// than alerts.backlog_low_days.
-func (a *app) backlogAlert(ctx context.Context, cfg *config.Config, store *telemetry.Store, topics []config.Topic, now time.Time) {
-	ctx = context.WithoutCancel(ctx)
-	p, err := planBacklog(ctx, cfg, store, topics, now)
-	if err != nil {
-		a.log.Warn("backlog alert", "err", err)
-		return
-	}
-	al, ok := alerts.BacklogLowAlert(chain.BacklogRunway(p.entries, perDay(cfg)), cfg.Alerts.BacklogLowDays, now)
-	if !ok {
-		return
-	}
-	if err := alerts.NewOutbox(store, a.stderr).Notify(ctx, al); err != nil {
-		a.log.Warn("backlog alert", "err", err)
-	}
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/contentpipe/contentpipe/alerts"
 	"github.com/contentpipe/contentpipe/chain"
 	"github.com/contentpipe/contentpipe/cmd/contentpipe/internal/config"
+	"github.com/contentpipe/contentpipe/runs"
 	"github.com/contentpipe/contentpipe/telemetry"
 )
 
@@ -97,60 +98,38 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 		return exitWith(exitConfig, err)
 	}
 	ch.Clock = clock
-	now := clock.Now()
-	slot := now.UTC().Format(time.DateOnly)
-	plan, err := planBacklog(ctx, cfg, store, l.topics, now)
+	slot := clock.Now().UTC().Format(time.DateOnly)
+	pub := buildPublisher(cfg)
+	newCrashPoints().arm(store, pub)
+	a.purgeOutputs(ctx, cfg, store)
+	run := a.publishingRun(cfg, store, ch, proc.Owner, pub, l.topics)
+	var prog *progress
+	ch.Progress = func(e chain.Event) { prog.event(e) } // set before the runner starts
+	var runStart time.Time
+	run.Planned = func(plan chain.RunPlan, due []chain.Job) {
+		prog, runStart = newProgress(a.stdout, min(plan.Limit, len(due))), time.Now()
+	}
+	run.Ran = func(res runs.Result) {
+		if res.Abandoned > 0 {
+			a.log.Warn("shadow calls abandoned at exit", "count", res.Abandoned)
+		}
+		prog.close()
+		a.printSummary(cfg, slot, res.Summary, res.Plan)
+		if ctx.Err() != nil && res.Summary.Unstarted > 0 {
+			// SIGTERM/SIGINT: the job in flight finished; the rest stays due.
+			fmt.Fprintf(a.stdout, "stopped by a signal: the job in flight finished; %d due topics not reached stay due for the next run\n", res.Summary.Unstarted)
+		}
+	}
+	run.Record = func(ctx context.Context, res runs.Result) { a.recordRun(ctx, store, res, runStart, opts.metricsFile) }
+	res, err := run.Do(ctx)
 	if err != nil {
 		return exitWith(exitConfig, err)
 	}
-	jobs := chain.DueJobs(plan.entries)
-	total := min(plan.limit, len(jobs))
-	prog := newProgress(a.stdout, total)
-	defer prog.close()
-	ch.Progress = prog.event
-	pub := buildPublisher(cfg)
-	newCrashPoints().arm(store, pub)
-	r := &chain.Runner{
-		Chain:     ch,
-		Jobs:      store,
-		Publisher: pub,
-		Notifier:  alerts.NewOutbox(store, a.stderr),
-		Owner:     proc.Owner,
-		Alive:     store.Alive,
-		Parallel:  cfg.Job.Parallel,
-		Lease:     cfg.Job.Lease,
-		// The ceiling is held in each claim too: concurrent runs never
-		// together pass it.
-		PostsPerDay: cfg.Job.PostsPerDay,
-		AuthAlert: func(provider string, cause error, now time.Time) chain.Alert {
-			return alerts.AuthAlert(provider, keyEnvOf(cfg, provider), cause.Error(), now)
-		},
+	if res.After != nil {
+		a.log.Warn("after the run", "err", res.After)
 	}
-	if cfg.RetentionDays > 0 {
-		if n, err := store.PurgeOutputs(ctx, time.Now().AddDate(0, 0, -cfg.RetentionDays)); err != nil {
-			a.log.Warn("purge old outputs", "err", err)
-		} else if n > 0 {
-			a.log.Info("purged old prompt/answer texts", "rows", n, "retention_days", cfg.RetentionDays)
-		}
-	}
-	runStart := time.Now()
-	sum := r.Run(ctx, jobs, plan.limit)
-	// Shadow answers still in flight are recorded before the store closes;
-	// each is bounded by the job deadline; on SIGTERM they are cancelled at once.
-	shadowWait := cfg.Job.Deadline
-	if ctx.Err() != nil {
-		shadowWait = 0
-	}
-	if n := ch.WaitShadows(shadowWait); n > 0 {
-		a.log.Warn("shadow calls abandoned at exit", "count", n)
-	}
-	prog.close()
-	a.printSummary(cfg, slot, sum, plan)
-	if ctx.Err() != nil && sum.Unstarted > 0 {
-		// SIGTERM/SIGINT: the job in flight finished; the rest stays due.
-		fmt.Fprintf(a.stdout, "stopped by a signal: the job in flight finished; %d due topics not reached stay due for the next run\n", sum.Unstarted)
-	}
-	a.afterRun(ctx, cfg, store, ch, opts, runStart, sum, l.topics) // alert rules, --metrics-file, outbox flush
+	a.flushAlerts(ctx, cfg, store)
+	sum := res.Summary
 	switch {
 	case sum.Halt != nil && chain.AsPublishAuthError(sum.Halt) != nil:
 		pa := chain.AsPublishAuthError(sum.Halt)
@@ -163,8 +142,55 @@ func (a *app) doRun(ctx context.Context, opts runOptions) error {
 	return nil
 }
 
+// publishingRun is the run of the product (runs.Run) on cfg's store and
+// chain: the backlog of topics, the runner publishing with pub as owner,
+// and the alert rules and backlog alert of the config.
+func (a *app) publishingRun(cfg *config.Config, store *telemetry.Store, ch *chain.Chain, owner chain.Owner, pub chain.Publisher, topics []config.Topic) *runs.Run {
+	out := alerts.NewOutbox(store, a.stderr)
+	return &runs.Run{
+		Chain: ch, Store: store, Backlog: backlogTopics(cfg, topics),
+		// Every stored job: the day's publications count those of topics
+		// since removed from the backlog too.
+		StoredJobs:  func(ctx context.Context, _ time.Time) (map[string]chain.JobRecord, error) { return store.Jobs(ctx) },
+		PostsPerRun: cfg.Job.PostsPerRun, PostsPerDay: cfg.Job.PostsPerDay,
+		// Shadow answers still in flight are recorded before the store
+		// closes, each bounded by the job deadline.
+		ShadowWait: cfg.Job.Deadline,
+		Runner: &chain.Runner{
+			Jobs:      store,
+			Publisher: pub,
+			Notifier:  out,
+			Owner:     owner,
+			Alive:     store.Alive,
+			Parallel:  cfg.Job.Parallel,
+			Lease:     cfg.Job.Lease,
+			// The ceiling is held in each claim too: concurrent runs never
+			// together pass it.
+			PostsPerDay: cfg.Job.PostsPerDay,
+			AuthAlert: func(provider string, cause error, now time.Time) chain.Alert {
+				return alerts.AuthAlert(provider, keyEnvOf(cfg, provider), cause.Error(), now)
+			},
+		},
+		Rules:    a.rules(cfg, store),
+		Notifier: out, BacklogLowDays: cfg.Alerts.BacklogLowDays,
+	}
+}
+
+// purgeOutputs drops the prompt and answer texts older than
+// retention_days.
+func (a *app) purgeOutputs(ctx context.Context, cfg *config.Config, store *telemetry.Store) {
+	if cfg.RetentionDays <= 0 {
+		return
+	}
+	if n, err := store.PurgeOutputs(ctx, time.Now().AddDate(0, 0, -cfg.RetentionDays)); err != nil {
+		a.log.Warn("purge old outputs", "err", err)
+	} else if n > 0 {
+		a.log.Info("purged old prompt/answer texts", "rows", n, "retention_days", cfg.RetentionDays)
+	}
+}
+
 // printSummary writes the human summary of a run on stdout.
-func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary, plan backlogPlan) {
+func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary, plan chain.RunPlan) {
 	w := a.stdout
 	fmt.Fprintf(w, "\nrun for slot %s: %d published, %d review, %d deferred", slot, sum.Published, sum.Review, sum.Deferred)
 	if sum.Halted > 0 {
@@ -219,14 +245,14 @@ func (a *app) printSummary(cfg *config.Config, slot string, sum chain.Summary, p
 
 // printNothingDue says why a run took no job: the day's ceiling, or an
 // empty backlog.
-func (a *app) printNothingDue(cfg *config.Config, plan backlogPlan, dayFull bool) {
+func (a *app) printNothingDue(cfg *config.Config, plan chain.RunPlan, dayFull bool) {
 	w := a.stdout
-	if dayFull && plan.limit > 0 {
-		fmt.Fprintf(w, "nothing taken: posts_per_day reached (%d published today and the jobs other runs are writing, ceiling %d); the next topics are due tomorrow (UTC)\n", plan.publishedToday, cfg.Job.PostsPerDay)
+	if dayFull && plan.Limit > 0 {
+		fmt.Fprintf(w, "nothing taken: posts_per_day reached (%d published today and the jobs other runs are writing, ceiling %d); the next topics are due tomorrow (UTC)\n", plan.PublishedToday, cfg.Job.PostsPerDay)
 		return
 	}
-	if plan.limit == 0 && cfg.Job.PostsPerDay > 0 {
-		fmt.Fprintf(w, "nothing taken: posts_per_day reached (%d published today, ceiling %d); the next topics are due tomorrow (UTC)\n", plan.publishedToday, cfg.Job.PostsPerDay)
+	if plan.Limit == 0 && cfg.Job.PostsPerDay > 0 {
+		fmt.Fprintf(w, "nothing taken: posts_per_day reached (%d published today, ceiling %d); the next topics are due tomorrow (UTC)\n", plan.PublishedToday, cfg.Job.PostsPerDay)
 		return
 	}
 	fmt.Fprintln(w, "nothing due: every topic of the backlog is published, in review or scheduled for later (see contentpipe topics)")
