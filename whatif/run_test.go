@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/contentpipe/contentpipe/adapters/sim"
 	"github.com/contentpipe/contentpipe/quality"
+	"github.com/contentpipe/contentpipe/telemetry"
 )
 
 func TestSameSeedSameTable(t *testing.T) {
@@ -261,5 +263,42 @@ func TestMemoGateBounded(t *testing.T) {
 	}
 	if n := len(m.m) + len(m.older); n > 2*memoGateGen {
 		t.Errorf("the memo holds %d verdicts, want at most %d", n, 2*memoGateGen)
+	}
+}
+
+// TestBudgetWarnAtIsTheConfigs: a scenario's budget rule warns at the
+// configured share of a daily cap (alerts.budget_warn_at), not at a share
+// of its own: at 5% of a cap of 100 the single provider's few calls a day
+// warn, at the default 80% they do not.
+func TestBudgetWarnAtIsTheConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		warnAt float64
+		warns  bool
+	}{{0.05, true}, {0, false}} {
+		ch, specs := testChain(t, 1500)
+		ch.Links[0].DailyCap = 100
+		w, err := NewWorld(smallModel(), 3, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(context.Background(), Config{
+			Chain: ch, Specs: specs, World: w, PostsPerDay: 6, PostsPerRun: 6, BudgetWarnAt: tc.warnAt,
+			Dir: t.TempDir(), Open: openScratch, Scenarios: []string{ScenarioSingle},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		store, err := telemetry.OpenReadOnly(rep.Row(ScenarioSingle).DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, warned, err := store.FirstAlertSince(context.Background(), "budget:gemini:", w.Start())
+		store.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if warned != tc.warns {
+			t.Errorf("budget_warn_at %g: budget alert for gemini %v, want %v", tc.warnAt, warned, tc.warns)
+		}
 	}
 }
