@@ -7,15 +7,6 @@ import (
 	"time"
 )
 
-// NoRetries and NoWait name an explicit zero in a RetryPolicy. A policy is
-// taken as written, so they are plain zeros.
-//
-// Deprecated: write 0; these remain only while whatif/baselines.go names them.
-const (
-	NoRetries               = 0
-	NoWait    time.Duration = 0
-)
-
 // RetryPolicy is the `retry:` section of the config: what the chain does
 // after a failed call (README "How a job walks the chain"). The zero value
 // RetryPolicy{} is the default policy, DefaultRetryPolicy(); any other value

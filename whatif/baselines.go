@@ -83,8 +83,8 @@ func (cfg *Config) naiveRetries() int {
 // neither for a 429 nor after another failure.
 func naivePolicy(p chain.RetryPolicy) chain.RetryPolicy {
 	pol := p.WithDefaults()
-	pol.RateLimitedMaxRetries = chain.NoRetries
-	pol.OtherWait = chain.NoWait
+	pol.RateLimitedMaxRetries = 0
+	pol.OtherWait = 0
 	pol.ServerErrorWait = 0
 	return pol
 }
