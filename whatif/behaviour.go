@@ -275,31 +275,32 @@ func (b *behaviour) overTPM(now time.Time, req chain.Request, tpm int) bool {
 // drawError draws a server error or, failing one, a bad answer from the
 // fault model's rates; ok is false when the call draws neither.
 func (b *behaviour) drawError(rng *rand.Rand) (f sim.Fault, ok bool) {
-	e := b.m.Errors
-	u := rng.Float64()
-	switch {
-	case u < e.ServerError:
-		return sim.FaultServerError, true
-	case u < e.ServerError+e.Unavailable:
-		return sim.FaultUnavailable, true
-	case u < e.ServerError+e.Unavailable+e.Timeout:
-		return sim.FaultHang, true
-	case u < e.ServerError+e.Unavailable+e.Timeout+e.StreamCut:
-		return sim.FaultStreamCut, true
+	e, q := b.m.Errors, b.m.Quality
+	if f, ok := pickFault(rng.Float64(), []rated{{e.ServerError, sim.FaultServerError}, {e.Unavailable, sim.FaultUnavailable},
+		{e.Timeout, sim.FaultHang}, {e.StreamCut, sim.FaultStreamCut}}); ok {
+		return f, true
 	}
-	q := b.m.Quality
-	u = rng.Float64()
-	switch {
-	case u < q.LowQuality:
-		return sim.FaultLowQuality, true
-	case u < q.LowQuality+q.MetaPhrase:
-		return sim.FaultMetaPhrase, true
-	case u < q.LowQuality+q.MetaPhrase+q.BadJSON:
-		return sim.FaultBadJSON, true
-	case u < q.LowQuality+q.MetaPhrase+q.BadJSON+q.Truncate:
-		return sim.FaultTruncate, true
+	return pickFault(rng.Float64(), []rated{{q.LowQuality, sim.FaultLowQuality}, {q.MetaPhrase, sim.FaultMetaPhrase},
+		{q.BadJSON, sim.FaultBadJSON}, {q.Truncate, sim.FaultTruncate}})
+}
+
+// rated is a fault with its rate.
+type rated struct {
+	rate  float64
+	fault sim.Fault
+}
+
+// pickFault returns the fault whose share of [0, 1) holds u, the rates laid
+// end to end in order; ok is false when u falls past them all.
+func pickFault(u float64, faults []rated) (sim.Fault, bool) {
+	sum := 0.0
+	for _, r := range faults {
+		sum += r.rate
+		if u < sum {
+			return r.fault, true
+		}
 	}
-	return f, false
+	return "", false
 }
 
 // latency draws the time a call takes.
