@@ -104,6 +104,15 @@ func (f files) prepare(ctx context.Context, a chain.Article) (chain.Delivery, er
 	return chain.Delivery{JobID: a.JobID, Location: path, Body: f.render(a, path)}, nil
 }
 
+// publish is prepare, then deliver: a file target's Publish.
+func (f files) publish(ctx context.Context, a chain.Article) (string, error) {
+	d, err := f.prepare(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	return f.deliver(ctx, d)
+}
+
 func (f files) deliver(ctx context.Context, d chain.Delivery) (string, error) {
 	if d.JobID == "" || d.Location == "" {
 		return "", fmt.Errorf("publish %s: delivery has no job id or location", f.kind)

@@ -99,11 +99,7 @@ func (h *Hugo) Prepare(ctx context.Context, a chain.Article) (chain.Delivery, er
 
 // Publish is Prepare, then Deliver.
 func (h *Hugo) Publish(ctx context.Context, a chain.Article) (string, error) {
-	d, err := h.Prepare(ctx, a)
-	if err != nil {
-		return "", err
-	}
-	return h.Deliver(ctx, d)
+	return h.files().publish(ctx, a)
 }
 
 // Deliver writes d.Body to exactly d.Location; see Markdown.Deliver.

@@ -74,11 +74,7 @@ func (j *Jekyll) Prepare(ctx context.Context, a chain.Article) (chain.Delivery, 
 
 // Publish is Prepare, then Deliver.
 func (j *Jekyll) Publish(ctx context.Context, a chain.Article) (string, error) {
-	d, err := j.Prepare(ctx, a)
-	if err != nil {
-		return "", err
-	}
-	return j.Deliver(ctx, d)
+	return j.files().publish(ctx, a)
 }
 
 // Deliver writes d.Body to exactly d.Location; see Markdown.Deliver.

@@ -78,11 +78,7 @@ func (m *Markdown) Exists(ctx context.Context, a chain.Article) (bool, error) {
 // When the job's file is already there it returns its path without
 // rewriting it. No temporary file is left behind on error.
 func (m *Markdown) Publish(ctx context.Context, a chain.Article) (string, error) {
-	d, err := m.Prepare(ctx, a)
-	if err != nil {
-		return "", err
-	}
-	return m.Deliver(ctx, d)
+	return m.files().publish(ctx, a)
 }
 
 // Prepare renders a (Document) and chooses its path (Location).
