@@ -102,53 +102,47 @@ func runAt(t *testing.T, w *simWorld, ts string) result {
 // new topic is published the next day.
 func TestPostsPerDayCountsPublishingJobs(t *testing.T) {
 	t.Parallel()
-	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			dbURL := ""
-			if backend == "postgres" {
-				dbURL = testPostgres(t)
-			}
-			w, recv := ceilingWorld(t, 3, 3, dbURL)
-			db := worldDB(t, w)
-			r1 := runAt(t, w, "2026-12-01T10:00:00Z")
-			if n := recv.count(); n != 2 {
-				t.Fatalf("first run: %d delivered, want 2 (topic-000 answered 503)\n%s\n%s", n, r1.stdout, r1.stderr)
-			}
-			if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE id = 'topic-000' AND status = 'publishing'`)); n != 1 {
-				t.Fatalf("topic-000 is not left publishing\n%s", jobsDump(db))
-			}
-			appendTopic(t, w, `- {id: urgent, title: "An urgent guide to home energy savings", category: home, priority: 5}`)
-			results := make(chan result, 2)
-			var wg sync.WaitGroup
-			for i := range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					time.Sleep(time.Duration(i) * 800 * time.Millisecond)
-					results <- runAt(t, w, "2026-12-01T10:30:00Z")
-				}()
-			}
-			wg.Wait()
-			close(results)
-			var out string
-			for r := range results {
-				out += r.stdout + r.stderr
-			}
-			if n := recv.count(); n != 3 {
-				t.Fatalf("%d articles delivered on 2026-12-01, want posts_per_day 3\n%s\n%s", n, out, jobsDump(db))
-			}
-			if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE status = 'published' AND published_at LIKE '2026-12-01%'`)); n != 3 {
-				t.Fatalf("%d published on 2026-12-01 in the database, want 3\n%s", n, jobsDump(db))
-			}
-			if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE id = 'topic-000' AND status = 'published'`)); n != 1 {
-				t.Fatalf("topic-000 was not reconciled on the full day\n%s\n%s", out, jobsDump(db))
-			}
-			runAt(t, w, "2026-12-02T10:00:00Z")
-			if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE id = 'urgent' AND status = 'published' AND published_at LIKE '2026-12-02%'`)); n != 1 {
-				t.Fatalf("the urgent topic was not published the next day\n%s", jobsDump(db))
-			}
-		})
-	}
+	forBothBackends(t, func(t *testing.T, dbURL string) {
+		w, recv := ceilingWorld(t, 3, 3, dbURL)
+		db := worldDB(t, w)
+		r1 := runAt(t, w, "2026-12-01T10:00:00Z")
+		if n := recv.count(); n != 2 {
+			t.Fatalf("first run: %d delivered, want 2 (topic-000 answered 503)\n%s\n%s", n, r1.stdout, r1.stderr)
+		}
+		if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE id = 'topic-000' AND status = 'publishing'`)); n != 1 {
+			t.Fatalf("topic-000 is not left publishing\n%s", jobsDump(db))
+		}
+		appendTopic(t, w, `- {id: urgent, title: "An urgent guide to home energy savings", category: home, priority: 5}`)
+		results := make(chan result, 2)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(i) * 800 * time.Millisecond)
+				results <- runAt(t, w, "2026-12-01T10:30:00Z")
+			}()
+		}
+		wg.Wait()
+		close(results)
+		var out string
+		for r := range results {
+			out += r.stdout + r.stderr
+		}
+		if n := recv.count(); n != 3 {
+			t.Fatalf("%d articles delivered on 2026-12-01, want posts_per_day 3\n%s\n%s", n, out, jobsDump(db))
+		}
+		if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE status = 'published' AND published_at LIKE '2026-12-01%'`)); n != 3 {
+			t.Fatalf("%d published on 2026-12-01 in the database, want 3\n%s", n, jobsDump(db))
+		}
+		if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE id = 'topic-000' AND status = 'published'`)); n != 1 {
+			t.Fatalf("topic-000 was not reconciled on the full day\n%s\n%s", out, jobsDump(db))
+		}
+		runAt(t, w, "2026-12-02T10:00:00Z")
+		if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE id = 'urgent' AND status = 'published' AND published_at LIKE '2026-12-02%'`)); n != 1 {
+			t.Fatalf("the urgent topic was not published the next day\n%s", jobsDump(db))
+		}
+	})
 }
 
 // TestReconciledNextDayTakesThatDay: posts_per_day 2; topic-000's delivery
@@ -159,30 +153,24 @@ func TestPostsPerDayCountsPublishingJobs(t *testing.T) {
 // 12-02's ceiling: one more topic that day, not two.
 func TestReconciledNextDayTakesThatDay(t *testing.T) {
 	t.Parallel()
-	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			dbURL := ""
-			if backend == "postgres" {
-				dbURL = testPostgres(t)
+	forBothBackends(t, func(t *testing.T, dbURL string) {
+		w, recv := ceilingWorld(t, 5, 2, dbURL)
+		db := worldDB(t, w)
+		runAt(t, w, "2026-12-01T10:00:00Z")
+		if n := recv.count(); n != 1 {
+			t.Fatalf("12-01: %d delivered, want 1 (topic-000 failed, the day counts it)\n%s", n, jobsDump(db))
+		}
+		runAt(t, w, "2026-12-02T10:00:00Z")
+		if n := recv.count(); n != 3 {
+			t.Fatalf("after 12-02: %d delivered, want 3 (2 a day)\n%s", n, jobsDump(db))
+		}
+		if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE id = 'topic-000' AND status = 'published' AND published_at LIKE '2026-12-02%'`)); n != 1 {
+			t.Fatalf("topic-000 reconciled on 12-02 keeps another day\n%s", jobsDump(db))
+		}
+		for _, day := range []string{"2026-12-01", "2026-12-02"} {
+			if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE status = 'published' AND published_at LIKE ?`), day+"%"); n != 2 && day == "2026-12-02" || n > 2 {
+				t.Errorf("%s: %d published, ceiling 2\n%s", day, n, jobsDump(db))
 			}
-			w, recv := ceilingWorld(t, 5, 2, dbURL)
-			db := worldDB(t, w)
-			runAt(t, w, "2026-12-01T10:00:00Z")
-			if n := recv.count(); n != 1 {
-				t.Fatalf("12-01: %d delivered, want 1 (topic-000 failed, the day counts it)\n%s", n, jobsDump(db))
-			}
-			runAt(t, w, "2026-12-02T10:00:00Z")
-			if n := recv.count(); n != 3 {
-				t.Fatalf("after 12-02: %d delivered, want 3 (2 a day)\n%s", n, jobsDump(db))
-			}
-			if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE id = 'topic-000' AND status = 'published' AND published_at LIKE '2026-12-02%'`)); n != 1 {
-				t.Fatalf("topic-000 reconciled on 12-02 keeps another day\n%s", jobsDump(db))
-			}
-			for _, day := range []string{"2026-12-01", "2026-12-02"} {
-				if n := count(t, db, w.q(`SELECT COUNT(*) FROM jobs WHERE status = 'published' AND published_at LIKE ?`), day+"%"); n != 2 && day == "2026-12-02" || n > 2 {
-					t.Errorf("%s: %d published, ceiling 2\n%s", day, n, jobsDump(db))
-				}
-			}
-		})
-	}
+		}
+	})
 }

@@ -27,6 +27,13 @@ const (
 	envRequirePostgres = "CONTENTPIPE_REQUIRE_POSTGRES"
 )
 
+// forBothBackends runs fn as a subtest on SQLite (dbURL "", the world's
+// own file) and on a fresh PostgreSQL database (testPostgres).
+func forBothBackends(t *testing.T, fn func(t *testing.T, dbURL string)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, "") })
+	t.Run("postgres", func(t *testing.T) { fn(t, testPostgres(t)) })
+}
+
 // testPostgres creates a fresh database on the test server and returns its
 // URL; the database is dropped when t ends.
 func testPostgres(t *testing.T) string {
