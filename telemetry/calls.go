@@ -111,8 +111,8 @@ func (s *Store) ReserveCap(ctx context.Context, provider string, dayStart time.T
 		if err := s.pgLock(ctx, tx, pgLockSpend); err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM cap_reservations
-WHERE provider = ? AND day_start = ? AND `+capCounts, provider, day).Scan(&used); err != nil {
+		var err error
+		if used, _, _, err = linkUse(ctx, tx, provider, dayStart); err != nil {
 			return err
 		}
 		if limit > 0 && used >= limit {

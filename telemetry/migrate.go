@@ -265,6 +265,7 @@ CREATE INDEX cap_reservations_ts ON cap_reservations (ts);
 	// PostgreSQL's reader role (pgMigration11); nothing to do on SQLite,
 	// whose `sql` opens the file read-only.
 	{11, "the role `sql` reads under", "SELECT 1"},
+	{12, "running totals of the reservations", totalsSQL(false)},
 }
 
 // migration9 is the same text on both backends.
@@ -324,6 +325,7 @@ var pgMigrations = []migration{
 	{8, "indexes for the per-run reads", migration8},
 	{9, "misconfigured links, suspect usage", migration9},
 	{11, "the role `sql` reads under", pgMigration11},
+	{12, "running totals of the reservations", totalsSQL(true)},
 }
 
 // pgBaseline is the schema of migrations 1 to 6 in PostgreSQL's types:

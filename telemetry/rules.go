@@ -39,9 +39,7 @@ func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
 // starts at dayStart has used (reservations in flight or sent), as
 // ReserveCap counts them.
 func (s *Store) CapUsed(ctx context.Context, provider string, dayStart time.Time) (int, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cap_reservations
-WHERE provider = ? AND day_start = ? AND `+capCounts, provider, FormatTime(dayStart)).Scan(&n)
+	n, _, _, err := linkUse(ctx, s.db, provider, dayStart)
 	if err != nil {
 		return 0, fmt.Errorf("cap use of %s: %w", provider, err)
 	}

@@ -25,9 +25,8 @@ import (
 // schema, every transaction of the store runs as a savepoint inside an
 // outer transaction that commits every scratchBatch of them (scratchConn):
 // a store transaction's commit or rollback is the savepoint's, and a page
-// written by many of them is written to the file once per batch. It adds
-// scratchIndexes; Close drops them and commits, so the file is a normal
-// SQLite database with the production schema (for contentpipe sql and
+// written by many of them is written to the file once per batch. Close
+// commits, so the file is a normal SQLite database with the production schema (for contentpipe sql and
 // --advise). Never use it for the production database.
 func OpenScratch(path string) (*Store, error) {
 	if _, err := os.Stat(path); err == nil {
@@ -60,11 +59,6 @@ func OpenScratch(path string) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		return fail(err)
 	}
-	for _, ix := range scratchIndexes {
-		if _, err := s.db.ExecContext(ctx, "CREATE INDEX "+ix.name+" ON "+ix.on); err != nil {
-			return fail(fmt.Errorf("index %s: %w", ix.name, err))
-		}
-	}
 	if err := s.scratchRaw(ctx, (*scratchConn).startBatch); err != nil {
 		return fail(err)
 	}
@@ -78,27 +72,10 @@ const scratchCacheKiB = 32 << 10
 // scratch database holds.
 const scratchBatch = 512
 
-// scratchIndexes are covering indexes for the statements a reservation
-// runs for every call (ReserveSpend: a link's day, the chain's day), so
-// that SQLite reads them from the index alone instead of one table row per
-// reservation of the day. They change no result, only the plan; Close
-// drops them, so a kept scenario database has the production schema.
-var scratchIndexes = []struct{ name, on string }{
-	{"scratch_cap_reservations_day", "cap_reservations (provider, day_start, settled, sent, est_tokens, tokens, est_usd, usd)"},
-	{"scratch_cap_reservations_ts", "cap_reservations (ts, settled, sent, est_usd, usd)"},
-}
-
-// closeScratch commits the outer transaction, drops scratchIndexes and
-// closes the file.
+// closeScratch commits the outer transaction and closes the file.
 func (s *Store) closeScratch() error {
 	ctx := context.Background()
 	err := s.scratchRaw(ctx, (*scratchConn).endBatch)
-	for _, ix := range scratchIndexes {
-		if err != nil {
-			break
-		}
-		_, err = s.db.ExecContext(ctx, "DROP INDEX IF EXISTS "+ix.name)
-	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}

@@ -164,51 +164,30 @@ func TestScratchIsWrittenOnClose(t *testing.T) {
 	}
 }
 
-// TestScratchReservationReadsIndexOnly: on a scratch database the sums a
-// reservation runs for every call (the link's day, the chain's day) are
-// read from an index alone, and the file Close writes has the production
-// schema (no index of the scratch database's own).
-func TestScratchReservationReadsIndexOnly(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "chain.db")
-	s, err := OpenScratch(path)
+// TestReservationOutputsReadIndexOnly: the recent outputs every
+// reservation's estimate reads come from an index alone (its use comes
+// from cap_days and spend_days, TestSpendTotalsMatchRows).
+func TestReservationOutputsReadIndexOnly(t *testing.T) {
+	s, err := OpenScratch(filepath.Join(t.TempDir(), "chain.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	for _, q := range []string{
-		`SELECT count(CASE WHEN settled = 0 OR sent = 1 THEN 1 END), ` + useTokens + `, ` + useUSD + `
-FROM cap_reservations WHERE provider = 'gemini' AND day_start = '2026-03-02T08:00:00Z'`,
-		`SELECT COALESCE(SUM(CASE WHEN ts >= '2026-03-02' THEN u END), 0), COALESCE(SUM(u), 0)
-FROM (SELECT ts, CASE WHEN settled = 0 THEN est_usd WHEN sent = 1 THEN usd ELSE 0 END AS u FROM cap_reservations WHERE ts >= '2026-03-02') AS r`,
-	} {
-		var plan []string
-		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q)
-		if err != nil {
+	defer s.Close()
+	rows, err := s.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+recentOutputsSQL, "gemini", recentOutputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		if p := strings.Join(plan, "; "); !strings.Contains(p, "COVERING INDEX") {
-			t.Errorf("plan of %s:\n%s\nwant a covering index", q, p)
-		}
+		plan = append(plan, detail)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var n int
-	if err := r.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'scratch%'").Scan(&n); err != nil || n != 0 {
-		t.Errorf("the written file has %d scratch indexes (%v), want none", n, err)
+	if p := strings.Join(plan, "; "); !strings.Contains(p, "COVERING INDEX cap_reservations_outputs") {
+		t.Errorf("plan of the recent outputs:\n%s\nwant the covering index cap_reservations_outputs", p)
 	}
 }

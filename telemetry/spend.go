@@ -14,21 +14,100 @@ import (
 // estimate takes its median from.
 const recentOutputs = 20
 
-// capCounts is the predicate of a cap reservation that counts toward its
-// day's cap: still open (the call may be in flight) or settled as sent. A
-// settled reservation whose request was never sent was given back. Every
-// query that counts cap use (ReserveCap, ReserveSpend, CapUsed) and every
-// sum of a reservation's use below is this rule.
-const capCounts = `(settled = 0 OR sent = 1)`
+// A cap reservation counts toward its day's cap while it is still open
+// (the call may be in flight) or once settled as sent; a settled
+// reservation whose request was never sent was given back. Its use is its
+// estimate while open, its real use once settled and sent, nothing when
+// given back. rowCounts, rowTokens and rowUSD are that rule for one row
+// (prefix "NEW." or "OLD." in a trigger, "" in a query); every count and
+// sum of reservations, and the running totals the triggers of
+// totalsSQL keep, is written with them.
+func rowCounts(p string) string { return "(" + p + "settled = 0 OR " + p + "sent = 1)" }
 
-// A reservation's use: its estimate while open, its real use once settled
-// and sent (capCounts), nothing when given back.
-// useUSDRow is one row's, useTokens and useUSD the sums over rows.
-const (
-	useUSDRow = `CASE WHEN settled = 0 THEN est_usd WHEN ` + capCounts + ` THEN usd ELSE 0 END`
-	useTokens = `COALESCE(SUM(CASE WHEN settled = 0 THEN est_tokens WHEN ` + capCounts + ` THEN tokens ELSE 0 END), 0)`
-	useUSD    = `COALESCE(SUM(` + useUSDRow + `), 0)`
-)
+func rowTokens(p string) string {
+	return "CASE WHEN " + p + "settled = 0 THEN " + p + "est_tokens WHEN " + rowCounts(p) + " THEN " + p + "tokens ELSE 0 END"
+}
+
+func rowUSD(p string) string {
+	return "CASE WHEN " + p + "settled = 0 THEN " + p + "est_usd WHEN " + rowCounts(p) + " THEN " + p + "usd ELSE 0 END"
+}
+
+// useUSD is the sum of the rows' USD use.
+var useUSD = "COALESCE(SUM(" + rowUSD("") + "), 0)"
+
+// cap_days and spend_days are running totals of cap_reservations (one row
+// per link and cap day: requests counted, tokens and USD used; one row per
+// UTC day of the reservation's ts: USD used), kept by triggers in the
+// transaction that inserts, settles or deletes a reservation, so a
+// reservation reads its limits' use from one row each instead of summing
+// every reservation of the day (which made a busy day quadratic).
+// totalsSQL is the migration that creates them, fills them from the rows
+// there are and creates the triggers; pg selects PostgreSQL's dialect.
+func totalsSQL(pg bool) string {
+	add := func(p string) string {
+		return `INSERT INTO cap_days (provider, day_start, requests, tokens, usd)
+	VALUES (` + p + `provider, ` + p + `day_start, CASE WHEN ` + rowCounts(p) + ` THEN 1 ELSE 0 END, ` + rowTokens(p) + `, ` + rowUSD(p) + `)
+	ON CONFLICT (provider, day_start) DO UPDATE SET requests = cap_days.requests + excluded.requests,
+		tokens = cap_days.tokens + excluded.tokens, usd = cap_days.usd + excluded.usd;
+	INSERT INTO spend_days (day, usd) VALUES (substr(` + p + `ts, 1, 10), ` + rowUSD(p) + `)
+	ON CONFLICT (day) DO UPDATE SET usd = spend_days.usd + excluded.usd;
+`
+	}
+	sub := func(p string) string {
+		return `UPDATE cap_days SET requests = requests - (CASE WHEN ` + rowCounts(p) + ` THEN 1 ELSE 0 END),
+		tokens = tokens - (` + rowTokens(p) + `), usd = usd - (` + rowUSD(p) + `)
+	WHERE provider = ` + p + `provider AND day_start = ` + p + `day_start;
+	UPDATE spend_days SET usd = usd - (` + rowUSD(p) + `) WHERE day = substr(` + p + `ts, 1, 10);
+`
+	}
+	real := "REAL"
+	if pg {
+		real = "DOUBLE PRECISION"
+	}
+	head := `CREATE TABLE cap_days (
+	provider  TEXT    NOT NULL,
+	day_start TEXT    NOT NULL,
+	requests  INTEGER NOT NULL DEFAULT 0,
+	tokens    BIGINT  NOT NULL DEFAULT 0,
+	usd       ` + real + ` NOT NULL DEFAULT 0,
+	PRIMARY KEY (provider, day_start)
+);
+CREATE TABLE spend_days (
+	day TEXT PRIMARY KEY,
+	usd ` + real + ` NOT NULL DEFAULT 0
+);
+INSERT INTO cap_days (provider, day_start, requests, tokens, usd)
+SELECT provider, day_start, SUM(CASE WHEN ` + rowCounts("") + ` THEN 1 ELSE 0 END), SUM(` + rowTokens("") + `), SUM(` + rowUSD("") + `)
+FROM cap_reservations GROUP BY provider, day_start;
+INSERT INTO spend_days (day, usd) SELECT substr(ts, 1, 10), SUM(` + rowUSD("") + `) FROM cap_reservations GROUP BY substr(ts, 1, 10);
+-- The last outputs a reservation's estimate reads, from the index alone.
+DROP INDEX cap_reservations_outputs;
+CREATE INDEX cap_reservations_outputs ON cap_reservations (provider, id, output_tokens, settled, sent) WHERE settled = 1 AND sent = 1 AND output_tokens > 0;
+`
+	if !pg {
+		return head + `CREATE TRIGGER cap_reservations_insert AFTER INSERT ON cap_reservations BEGIN
+	` + add("NEW.") + `END;
+CREATE TRIGGER cap_reservations_update AFTER UPDATE ON cap_reservations BEGIN
+	` + sub("OLD.") + "	" + add("NEW.") + `END;
+CREATE TRIGGER cap_reservations_delete AFTER DELETE ON cap_reservations BEGIN
+	` + sub("OLD.") + `END;
+`
+	}
+	return head + `CREATE FUNCTION cap_reservations_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP <> 'INSERT' THEN
+	` + sub("OLD.") + `	END IF;
+	IF TG_OP <> 'DELETE' THEN
+	` + add("NEW.") + `	END IF;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER cap_reservations_totals AFTER INSERT OR UPDATE OR DELETE ON cap_reservations
+	FOR EACH ROW EXECUTE FUNCTION cap_reservations_totals();
+`
+}
+
+// dayKey is the spend_days key of the UTC day that t is in.
+func dayKey(t time.Time) string { return FormatTime(t)[:10] }
 
 // ReserveSpend checks r against every limit it carries and takes one
 // reservation when all hold, in one IMMEDIATE transaction (so concurrent
@@ -55,30 +134,23 @@ func (s *Store) ReserveSpend(ctx context.Context, r chain.SpendRequest) (chain.S
 			return err
 		}
 		g.EstTokens, g.EstUSD = r.InputTokens+out, r.Price.Cost(r.InputTokens, out)
-		day, now := FormatTime(r.DayStart), FormatTime(r.Now)
-		var n int
-		var tokens, linkUSD float64
-		if err := tx.QueryRowContext(ctx, `SELECT count(CASE WHEN `+capCounts+` THEN 1 END), `+useTokens+`, `+useUSD+`
-FROM cap_reservations WHERE provider = ? AND day_start = ?`, r.Provider, day).Scan(&n, &tokens, &linkUSD); err != nil {
+		n, tokens, linkUSD, err := linkUse(ctx, tx, r.Provider, r.DayStart)
+		if err != nil {
 			return err
 		}
 		chainDay, chainMonth := 0.0, 0.0
 		if r.ChainDailyUSD > 0 || r.ChainMonthlyUSD > 0 {
-			// Only the month's rows when a monthly limit needs them; a daily
-			// limit alone reads the day's (the month sum is then unused).
-			from := r.ChainMonthStart
+			// Only the month's days when a monthly limit needs them; a
+			// daily limit alone reads the day's (the month sum is then
+			// unused). Both periods are bounded on both sides: a
+			// reservation dated in the future (a clock set back) never
+			// counts toward today.
+			from, to := r.ChainMonthStart, r.ChainMonthStart.AddDate(0, 1, 0)
 			if r.ChainMonthlyUSD <= 0 {
-				from = r.ChainDayStart
+				from, to = r.ChainDayStart, r.ChainDayStart.AddDate(0, 0, 1)
 			}
-			// Both periods are bounded on both sides: a reservation dated in
-			// the future (a clock set back) never counts toward today.
-			to := r.ChainMonthStart.AddDate(0, 1, 0)
-			if r.ChainMonthlyUSD <= 0 {
-				to = r.ChainDayStart.AddDate(0, 0, 1)
-			}
-			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN ts >= ? AND ts < ? THEN u END), 0), COALESCE(SUM(u), 0)
-FROM (SELECT ts, `+useUSDRow+` AS u FROM cap_reservations WHERE ts >= ? AND ts < ?) AS r`,
-				FormatTime(r.ChainDayStart), FormatTime(r.ChainDayStart.AddDate(0, 0, 1)), FormatTime(from), FormatTime(to)).Scan(&chainDay, &chainMonth); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN day = ? THEN usd END), 0), COALESCE(SUM(usd), 0)
+FROM spend_days WHERE day >= ? AND day < ?`, dayKey(r.ChainDayStart), dayKey(from), dayKey(to)).Scan(&chainDay, &chainMonth); err != nil {
 				return err
 			}
 		}
@@ -89,7 +161,7 @@ FROM (SELECT ts, `+useUSDRow+` AS u FROM cap_reservations WHERE ts >= ? AND ts <
 			countLimit bool
 		}{
 			{chain.LimitCap, float64(n), float64(r.Cap), 1, true},
-			{chain.LimitTokens, tokens, float64(r.DailyTokens), float64(g.EstTokens), false},
+			{chain.LimitTokens, float64(tokens), float64(r.DailyTokens), float64(g.EstTokens), false},
 			{chain.LimitLinkUSD, linkUSD, r.DailyUSD, g.EstUSD, false},
 			{chain.LimitChainDay, chainDay, r.ChainDailyUSD, g.EstUSD, false},
 			{chain.LimitChainMonth, chainMonth, r.ChainMonthlyUSD, g.EstUSD, false},
@@ -100,7 +172,7 @@ FROM (SELECT ts, `+useUSDRow+` AS u FROM cap_reservations WHERE ts >= ? AND ts <
 			}
 		}
 		return tx.QueryRowContext(ctx, `INSERT INTO cap_reservations (provider, day_start, ts, est_tokens, est_output, est_usd) VALUES (?, ?, ?, ?, ?, ?)
-RETURNING id`, r.Provider, day, now, g.EstTokens, out, g.EstUSD).Scan(&g.ID)
+RETURNING id`, r.Provider, FormatTime(r.DayStart), FormatTime(r.Now), g.EstTokens, out, g.EstUSD).Scan(&g.ID)
 	})
 	if err != nil {
 		return chain.SpendGrant{}, err
@@ -108,11 +180,14 @@ RETURNING id`, r.Provider, day, now, g.EstTokens, out, g.EstUSD).Scan(&g.ID)
 	return g, nil
 }
 
+// recentOutputsSQL reads a provider's last settled outputs, newest first.
+const recentOutputsSQL = `SELECT output_tokens FROM cap_reservations
+WHERE provider = ? AND settled = 1 AND sent = 1 AND output_tokens > 0 ORDER BY id DESC LIMIT ?`
+
 // outputEstimate is the median output tokens of provider's last settled,
 // sent reservations, or max when there are none.
 func outputEstimate(ctx context.Context, tx *sql.Tx, provider string, max int) (int, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT output_tokens FROM cap_reservations
-WHERE provider = ? AND settled = 1 AND sent = 1 AND output_tokens > 0 ORDER BY id DESC LIMIT ?`, provider, recentOutputs)
+	rows, err := tx.QueryContext(ctx, recentOutputsSQL, provider, recentOutputs)
 	if err != nil {
 		return 0, err
 	}
@@ -148,11 +223,18 @@ func settleSpend(ctx context.Context, tx *sql.Tx, c chain.CapSettlement) error {
 	return nil
 }
 
+// linkUse is provider's use of the cap day that starts at dayStart, as a
+// reservation counts it: requests, tokens and USD (cap_days).
+func linkUse(ctx context.Context, q queryRower, provider string, dayStart time.Time) (requests, tokens int, usd float64, err error) {
+	err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(requests), 0), COALESCE(SUM(tokens), 0), COALESCE(SUM(usd), 0)
+FROM cap_days WHERE provider = ? AND day_start = ?`, provider, FormatTime(dayStart)).Scan(&requests, &tokens, &usd)
+	return requests, tokens, usd, err
+}
+
 // LinkSpend is provider's use in the cap day that starts at dayStart:
 // tokens and USD, settled use plus open estimates, as ReserveSpend counts.
 func (s *Store) LinkSpend(ctx context.Context, provider string, dayStart time.Time) (tokens int, usd float64, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT `+useTokens+`, `+useUSD+` FROM cap_reservations WHERE provider = ? AND day_start = ?`,
-		provider, FormatTime(dayStart)).Scan(&tokens, &usd)
+	_, tokens, usd, err = linkUse(ctx, s.db, provider, dayStart)
 	if err != nil {
 		return 0, 0, fmt.Errorf("spend of %s: %w", provider, err)
 	}

@@ -2,7 +2,9 @@ package telemetry
 
 import (
 	"context"
+	"database/sql"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -195,4 +197,177 @@ func testCountsIgnoreTheFuture(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("posts_per_day 1 on 2026-12-05: claimed %v (%s), %v — a publication dated 2027-01-02 counted", ok, cur.Status, err)
 	}
+}
+
+// TestSpendTotalsMatchRows: the running totals the triggers keep
+// (cap_days, spend_days) are, after every reservation, settlement, give-back
+// and deletion of a random sequence across links, cap days and UTC days,
+// what summing the reservations themselves gives; and a refusal by the
+// chain's day comes at the same reservation as the sum would make it.
+func TestSpendTotalsMatchRows(t *testing.T) {
+	forEachBackend(t, testSpendTotalsMatchRows)
+}
+
+func testSpendTotalsMatchRows(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 26))
+	start := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	price := chain.Price{InputPerMTok: 0.3, OutputPerMTok: 2.5}
+	var open []int64
+	var refused int
+	for i := range 400 {
+		now := start.Add(time.Duration(i) * 7 * time.Minute)
+		provider := []string{"gemini", "groq", "cerebras"}[rng.IntN(3)]
+		// gemini's cap day starts at 08:00 UTC, the others' at midnight.
+		day := utcMidnight(now)
+		if provider == "gemini" {
+			day = utcMidnight(now.Add(-8 * time.Hour)).Add(8 * time.Hour)
+		}
+		switch op := rng.IntN(10); {
+		case op < 5 || len(open) == 0:
+			req := chain.SpendRequest{Provider: provider, DayStart: day, Now: now, Cap: 40, DailyTokens: 5000000,
+				ChainDayStart: utcMidnight(now), ChainMonthStart: time.Date(2026, now.Month(), 1, 0, 0, 0, 0, time.UTC),
+				ChainDailyUSD: 0.3, InputTokens: 500 + rng.IntN(3000), MaxOutput: 8192, Price: price}
+			// What the reservations of the chain's day add up to decides.
+			dayUSD, err := s.ChainSpend(ctx, req.ChainDayStart, req.ChainDayStart.AddDate(0, 0, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := s.ReserveSpend(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Refused == chain.LimitChainDay {
+				refused++
+				if dayUSD+g.EstUSD <= req.ChainDailyUSD {
+					t.Fatalf("step %d: refused by the chain's day at %.9f + %.9f, within %.2f", i, dayUSD, g.EstUSD, req.ChainDailyUSD)
+				}
+			}
+			if g.ID != 0 {
+				open = append(open, g.ID)
+			}
+		case op < 8:
+			k := rng.IntN(len(open))
+			id := open[k]
+			open = append(open[:k], open[k+1:]...)
+			sent := rng.IntN(4) > 0
+			err := s.write(ctx, "settle", func(tx *sql.Tx) error {
+				return settleSpend(ctx, tx, chain.CapSettlement{ID: id, Sent: sent, Tokens: rng.IntN(9000),
+					OutputTokens: rng.IntN(6000), CostUSD: rng.Float64() / 100})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		case op < 9:
+			if _, _, _, err := s.ReserveCap(ctx, provider, day, 0, now); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			if _, err := s.db.ExecContext(ctx, "DELETE FROM cap_reservations WHERE id = ?", open[0]); err != nil {
+				t.Fatal(err)
+			}
+			open = open[1:]
+		}
+		assertTotals(t, s, i)
+	}
+	if refused == 0 {
+		t.Fatal("no reservation was refused by the chain's day: the sequence does not reach the limit")
+	}
+}
+
+// assertTotals compares cap_days and spend_days with the sums of the rows.
+func assertTotals(t *testing.T, s *Store, step int) {
+	t.Helper()
+	for _, q := range []struct{ totals, rows string }{
+		{"SELECT provider || ' ' || day_start, requests, tokens, usd FROM cap_days WHERE requests <> 0 OR tokens <> 0 OR usd > 1e-12 OR usd < -1e-12 ORDER BY 1",
+			`SELECT provider || ' ' || day_start, SUM(CASE WHEN ` + rowCounts("") + ` THEN 1 ELSE 0 END), SUM(` + rowTokens("") + `), ` + useUSD + `
+FROM cap_reservations GROUP BY provider, day_start HAVING SUM(CASE WHEN ` + rowCounts("") + ` THEN 1 ELSE 0 END) <> 0 OR SUM(` + rowTokens("") + `) <> 0 OR ` + useUSD + ` > 1e-12 ORDER BY 1`},
+		{"SELECT day, 0, 0, usd FROM spend_days WHERE usd > 1e-12 OR usd < -1e-12 ORDER BY 1",
+			`SELECT substr(ts, 1, 10), 0, 0, ` + useUSD + ` FROM cap_reservations GROUP BY substr(ts, 1, 10) HAVING ` + useUSD + ` > 1e-12 ORDER BY 1`},
+	} {
+		got, want := totalRows(t, s, q.totals), totalRows(t, s, q.rows)
+		if len(got) != len(want) {
+			t.Fatalf("step %d: totals %v, rows %v", step, got, want)
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if g.key != w.key || g.n != w.n || g.tokens != w.tokens || math.Abs(g.usd-w.usd) > 1e-9 {
+				t.Fatalf("step %d: totals %+v, rows %+v", step, g, w)
+			}
+		}
+	}
+}
+
+type totalRow struct {
+	key       string
+	n, tokens int64
+	usd       float64
+}
+
+func totalRows(t *testing.T, s *Store, q string) []totalRow {
+	t.Helper()
+	rows, err := s.db.QueryContext(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []totalRow
+	for rows.Next() {
+		var r totalRow
+		if err := rows.Scan(&r.key, &r.n, &r.tokens, &r.usd); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestSpendTotalsMigrated: migration 12 fills the running totals from the
+// reservations a database already holds.
+func TestSpendTotalsMigrated(t *testing.T) {
+	forEachBackend(t, testSpendTotalsMigrated)
+}
+
+func testSpendTotalsMigrated(t *testing.T) {
+	s, path := openTemp(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
+	for i := range 30 {
+		at := now.Add(time.Duration(i) * 9 * time.Minute)
+		g, err := s.ReserveSpend(ctx, chain.SpendRequest{Provider: []string{"groq", "gemini"}[i%2], DayStart: utcMidnight(at), Now: at,
+			InputTokens: 1000 + i, MaxOutput: 4000, Price: chain.Price{InputPerMTok: 0.59, OutputPerMTok: 0.79}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 > 0 {
+			if err := s.write(ctx, "settle", func(tx *sql.Tx) error {
+				return settleSpend(ctx, tx, chain.CapSettlement{ID: g.ID, Sent: i%3 == 1, Tokens: 900 + i, OutputTokens: 700, CostUSD: 0.001 * float64(i)})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Back to the schema before migration 12, the reservations kept.
+	undo := `DROP TRIGGER cap_reservations_insert; DROP TRIGGER cap_reservations_update; DROP TRIGGER cap_reservations_delete;`
+	if s.d.name == BackendPostgres {
+		undo = `DROP TRIGGER cap_reservations_totals ON cap_reservations; DROP FUNCTION cap_reservations_totals();`
+	}
+	undo += ` DROP TABLE cap_days; DROP TABLE spend_days; DROP INDEX cap_reservations_outputs;
+CREATE INDEX cap_reservations_outputs ON cap_reservations (provider, id) WHERE settled = 1 AND sent = 1 AND output_tokens > 0;
+DELETE FROM schema_migrations WHERE version = 12;`
+	if _, err := s.db.ExecContext(ctx, undo); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM cap_days").Scan(&n); err != nil || n == 0 {
+		t.Fatalf("cap_days after the migration: %d rows, %v", n, err)
+	}
+	assertTotals(t, s, 0)
 }
