@@ -149,3 +149,22 @@ func TestChartTimeBound(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestReportNonFiniteCost: a provider whose stored cost sums to infinity
+// (a row from before prices were bounded) reads as not finite in the text
+// and Telegram reports, never as $+Inf or $NaN.
+func TestReportNonFiniteCost(t *testing.T) {
+	d := threeDays()
+	d.Providers = append(d.Providers, telemetry.ProviderCalls{Provider: "groq", Calls: 3, CostUSD: math.Inf(1)},
+		telemetry.ProviderCalls{Provider: "cerebras", Calls: 2, CostUSD: math.NaN()})
+	d.Totals.Calls, d.Totals.CostUSD = 5, math.Inf(1)
+	r := Report{Data: d}
+	for name, text := range map[string]string{"text": r.Text(), "telegram": strings.Join(r.Telegram(), "\n")} {
+		if strings.Contains(text, "Inf") || strings.Contains(text, "NaN") {
+			t.Errorf("%s report shows a non-finite number:\n%s", name, text)
+		}
+		if !strings.Contains(text, "not finite") {
+			t.Errorf("%s report does not say the cost is not finite:\n%s", name, text)
+		}
+	}
+}

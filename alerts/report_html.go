@@ -64,6 +64,9 @@ func (r Report) summaryHTML() string {
 }
 
 func usd2(x float64) string {
+	if !finiteUSD(x) {
+		return nonFiniteUSD
+	}
 	if x >= 1 {
 		return fmt.Sprintf("$%.2f", x)
 	}

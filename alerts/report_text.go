@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -40,7 +41,20 @@ func (r Report) Text() string {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
-func usd(x float64) string { return fmt.Sprintf("$%.4f", x) }
+// usd renders an amount in USD. A sum that is not finite (a row written
+// before prices were bounded, with an infinite cost) says so instead of
+// printing $+Inf or $NaN.
+func usd(x float64) string {
+	if !finiteUSD(x) {
+		return nonFiniteUSD
+	}
+	return fmt.Sprintf("$%.4f", x)
+}
+
+// nonFiniteUSD stands for an amount that is infinite or not a number.
+const nonFiniteUSD = "not finite (a stored cost is infinite: find it with contentpipe sql)"
+
+func finiteUSD(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
 
 // countList renders counts as "a 3, b 1", largest first.
 func countList(m map[string]int) string {
