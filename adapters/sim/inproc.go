@@ -236,7 +236,7 @@ func (p *InProc) stall(ctx context.Context, d draw) *chain.ProviderError {
 	}
 	total := p.Timeouts.Total
 	if total <= 0 {
-		total = 15 * time.Minute
+		total = chain.DefaultDeadline // no total timeout: the stall outlasts the default job deadline
 	}
 	first = min(first, total)
 	_ = p.Clock.Sleep(ctx, total)
