@@ -34,10 +34,11 @@ func DatabaseName(spec string) string {
 // sqlite:PATH for a SQLite file, a postgres:// URL for PostgreSQL, or the
 // name of the variable holding such a URL. A URL is never echoed in a
 // message (it may carry a password).
-func (p *loader) database(r *rawConfig) {
-	c := p.cfg
-	c.DatabaseURLEnv = envValue(r.DatabaseURLEnv)
-	if r.Database != nil && r.DatabaseURLEnv != nil && c.DatabaseURLEnv != "" {
+func (p *loader) database() {
+	c, given := p.cfg, p.t.given["database"]
+	v := strings.TrimSpace(c.Database)
+	c.Database = Default(c.Dir).Database // until the file's is known good
+	if given && c.DatabaseURLEnv != "" {
 		p.fail("database_url_env", "keep one: database: for a path or a URL written in the file, or database_url_env: for a URL kept in the environment",
 			"database (line %d) and database_url_env (line %d) are both set", p.t.line("database"), p.t.line("database_url_env"))
 		return
@@ -57,10 +58,9 @@ func (p *loader) database(r *rawConfig) {
 		}
 		return
 	}
-	if r.Database == nil {
+	if !given {
 		return
 	}
-	v := strings.TrimSpace(*r.Database)
 	if v == "" {
 		p.check(false, "database", "remove the key for the default, or give a path or a postgres:// URL", "database: must not be empty")
 		return

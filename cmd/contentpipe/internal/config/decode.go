@@ -13,7 +13,7 @@ import (
 )
 
 // tree is one parsed YAML document with an index of where each value sits.
-// goccy decodes it into the raw structs and stops at the first problem; the
+// goccy decodes it (in its raw form, raw.go) and stops at the first problem; the
 // tree turns that problem's token into a path and a line, takes the
 // offending entry out and lets goccy decode again, until nothing is left:
 // so one pass reports every problem of the file.
@@ -27,6 +27,7 @@ type tree struct {
 	bad   map[string]bool // paths taken out after an error: no further checks there
 	errs  Errors
 	gone  map[string]bool // anchors that went with a removed entry
+	given map[string]bool // paths the file gives a (non-null) value at; set by decodeInto
 }
 
 // slot is one place that holds a value: a mapping entry, a list item or the
@@ -48,7 +49,7 @@ func parseTree(file, root string, data []byte) (*tree, *Error) {
 		return nil, syntaxError(file, err)
 	}
 	t := &tree{file: file, root: root, paths: map[string]*slot{}, byTok: map[*token.Token]*slot{},
-		byKey: map[*token.Token]*slot{}, bad: map[string]bool{}, gone: map[string]bool{}}
+		byKey: map[*token.Token]*slot{}, bad: map[string]bool{}, gone: map[string]bool{}, given: map[string]bool{}}
 	for i, doc := range f.Docs {
 		if doc == nil || doc.Body == nil || doc.Body.Type() == ast.NullType {
 			continue
@@ -305,7 +306,20 @@ func (t *tree) isBad(path string) bool {
 // is not a config at all.
 const maxDecodeErrors = 50
 
-// decode decodes the document into dst (a pointer to a raw struct),
+// decodeInto decodes the document over what dst (a pointer to a Config
+// holding the defaults, or to a list of topics) holds, through its raw
+// form. It reports false when the document cannot be decoded at all.
+func (t *tree) decodeInto(dst any) bool {
+	v := reflect.ValueOf(dst).Elem()
+	raw := reflect.New(rawType(v.Type()))
+	if !t.decode(raw.Interface()) {
+		return false
+	}
+	fill(v, raw.Elem(), t.root, t.given)
+	return true
+}
+
+// decode decodes the document into dst (a pointer to a raw value),
 // recording each decode error and taking its entry out until the rest
 // decodes. It reports false when the document cannot be decoded at all.
 func (t *tree) decode(dst any) bool {

@@ -7,20 +7,13 @@ import "time"
 // its job calls of the last 14 days) and slower than ColdFloor is cold.
 // Zero fields take the chain's defaults (factor 3, floor 2s).
 type Health struct {
-	ColdFactor float64       // > 1; 0 = default 3
-	ColdFloor  time.Duration // 0 = default 2s
+	ColdFactor float64       `yaml:"cold_factor"` // > 1; 0 = default 3
+	ColdFloor  time.Duration `yaml:"cold_floor"`  // 0 = default 2s
 }
 
-type rawHealth struct {
-	ColdFactor *number   `yaml:"cold_factor"`
-	ColdFloor  *duration `yaml:"cold_floor"`
-}
-
-func (p *loader) health(r rawHealth) {
-	h := &p.cfg.Health
-	setNum(&h.ColdFactor, r.ColdFactor)
+func (p *loader) health() {
+	h := p.cfg.Health
 	p.check(h.ColdFactor == 0 || h.ColdFactor > 1, "health.cold_factor",
 		"give how many times slower than usual counts as cold, e.g. cold_factor: 3",
 		"health.cold_factor: %g must be more than 1", h.ColdFactor)
-	setDuration(&h.ColdFloor, r.ColdFloor)
 }
