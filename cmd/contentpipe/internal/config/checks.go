@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,7 +95,7 @@ func (p *loader) shadow() {
 		path := fmt.Sprintf("shadow.providers[%d]", i)
 		switch {
 		case p.t.isBad(path):
-		case !contains(names, name):
+		case !slices.Contains(names, name):
 			p.fail(path, suggest(name, names, "links in chain and candidates")+"; a shadow provider must be a link of chain or candidates",
 				"shadow.providers[%d]: unknown link %q", i, name)
 		case seen[name]:

@@ -2,6 +2,7 @@ package config
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/contentpipe/contentpipe/telemetry"
@@ -88,7 +89,7 @@ func (p *loader) databaseSpec(v string, fromEnv bool) (spec, msg, fix string) {
 		// libpq's keyword form: host=… dbname=… (never a file name).
 		return v, "", ""
 	}
-	if !isURL && !(hasScheme && contains(databaseSchemes, lower)) {
+	if !isURL && !(hasScheme && slices.Contains(databaseSchemes, lower)) {
 		// A plain path (a colon inside a file name included).
 		if fromEnv {
 			return "", "is not a postgres:// URL (the value is not shown)", "put a URL like postgres://user@host:5432/db in the variable, or sqlite:PATH for a SQLite file"

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +18,7 @@ import (
 )
 
 var (
-	linkKinds     = kindNames()
+	linkKinds     = words(profile.Kinds())
 	jsonModes     = []string{"json_schema", "json_object", "none"}
 	envNameRE     = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 	linkNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -76,14 +77,6 @@ func (p *loader) language(path, what, code, fix string) {
 	}
 }
 
-// orDefault is d, or def when d is 0.
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
-}
-
 func (l Loader) parse(path string, data []byte) (*Config, Errors) {
 	t, perr := parseTree(path, "", data)
 	if perr != nil {
@@ -102,19 +95,9 @@ func (l Loader) parse(path string, data []byte) (*Config, Errors) {
 	if t.given["env_file"] {
 		p.envFile() // before anything reads a variable
 	}
-	p.paths()
-	p.database()
-	p.publish()
-	p.job()
-	p.nonNegative("retention_days", cfg.RetentionDays)
-	p.links()
-	p.retry()
-	p.quality()
-	p.shadow()
-	p.alerts()
-	p.schedule()
-	p.health()
-	p.budget()
+	for _, section := range []func(){p.paths, p.database, p.publish, p.job, p.links, p.retry, p.quality, p.shadow, p.alerts, p.schedule, p.health, p.budget} {
+		section()
+	}
 	return cfg, t.errs
 }
 
@@ -146,11 +129,7 @@ func (p *loader) paths() {
 func (p *loader) publish() {
 	pub := &p.cfg.Publish
 	target, known := publish.Lookup(pub.Kind)
-	kinds := make([]string, 0, len(publish.Kinds()))
-	for _, k := range publish.Kinds() {
-		kinds = append(kinds, string(k))
-	}
-	p.check(known, "publish.kind", suggest(string(pub.Kind), kinds, "publish kinds"), "publish.kind: unknown kind %q", pub.Kind)
+	p.check(known, "publish.kind", suggest(string(pub.Kind), words(publish.Kinds()), "publish kinds"), "publish.kind: unknown kind %q", pub.Kind)
 	if p.t.given["publish.dir"] {
 		p.check(pub.Dir != "", "publish.dir", "remove the key for the default \"out\", or give a directory", "publish.dir: must not be empty")
 		pub.Dir = resolvePath(p.cfg.Dir, pub.Dir)
@@ -159,7 +138,7 @@ func (p *loader) publish() {
 		return
 	}
 	for _, key := range []string{"dir", "url", "secret_env", "section", "bundle", "user", "password_env", "status", "delay"} {
-		if p.t.given["publish."+key] && !contains(target.Keys, key) {
+		if p.t.given["publish."+key] && !slices.Contains(target.Keys, key) {
 			p.warn("publish."+key, "publish.%s is ignored for kind %s", key, pub.Kind)
 		}
 	}
@@ -171,7 +150,7 @@ func (p *loader) publish() {
 		{"secret_env", pub.SecretEnv, func(v string) { pub.Secret = []byte(v) }},
 		{"password_env", pub.PasswordEnv, func(v string) { pub.Password = v }},
 	} {
-		if s.name == "" || !contains(target.Keys, s.key) {
+		if s.name == "" || !slices.Contains(target.Keys, s.key) {
 			continue
 		}
 		v := p.opt.getenv(s.name)
@@ -201,7 +180,7 @@ func (p *loader) job() {
 	p.positive("job.parallel", j.Parallel)
 	p.check(!given["job.worker_lease"] || j.WorkerLease >= time.Second, "job.worker_lease", "use a lease of 1s or more (the heartbeat renews it every quarter), or remove the key for the default 2m", "job.worker_lease: %s is too short", j.WorkerLease)
 	p.check(!given["job.delivery_window"] || j.DeliveryWindow >= time.Second, "job.delivery_window", "use 1s or more (longer than one webhook call), or remove the key for the default 45s", "job.delivery_window: %s is too short", j.DeliveryWindow)
-	if wl, dw := orDefault(j.WorkerLease, telemetry.DefaultOwnerLease), orDefault(j.DeliveryWindow, telemetry.DefaultDeliveryWindow); wl < 2*dw && !p.t.isBad("job.worker_lease") && !p.t.isBad("job.delivery_window") {
+	if wl, dw := cmp.Or(j.WorkerLease, telemetry.DefaultOwnerLease), cmp.Or(j.DeliveryWindow, telemetry.DefaultDeliveryWindow); wl < 2*dw && !p.t.isBad("job.worker_lease") && !p.t.isBad("job.delivery_window") {
 		at := "job.worker_lease"
 		if !given["job.worker_lease"] {
 			at = "job.delivery_window"
@@ -209,6 +188,7 @@ func (p *loader) job() {
 		p.fail(at, fmt.Sprintf("make job.worker_lease at least %s or job.delivery_window at most %s", 2*dw, wl/2),
 			"job.worker_lease (%s) must be at least twice job.delivery_window (%s): a worker must still hold its lease when a delivery it started ends", wl, dw)
 	}
+	p.nonNegative("retention_days", p.cfg.RetentionDays)
 	if j.Lease > 0 && j.Lease < j.Deadline {
 		p.warn("job.lease", "job.lease (%s) is shorter than job.deadline (%s): a job still running when its lease ends may be taken over by another run and generated twice (it is still published once)", j.Lease, j.Deadline)
 	}
@@ -286,12 +266,10 @@ func (p *loader) link(l *Link, path string, seen map[string]int) linkPos {
 	p.check(l.BaseURL == "" || isHTTPURL(l.BaseURL), path+".base_url", "give an absolute http:// or https:// URL, or \"\" for the provider's default", "%s: base_url is not an http(s) URL", where)
 	p.provider(l, path, where)
 	p.apiKey(l, path, where)
-	for _, n := range []struct {
-		key string
-		v   int
-	}{{"daily_cap", l.DailyCap}, {"rpm", l.RPM}, {"tpm", l.TPM}, {"max_tokens", l.MaxTokens}} {
-		p.nonNegative(path+"."+n.key, n.v)
-	}
+	p.nonNegative(path+".daily_cap", l.DailyCap)
+	p.nonNegative(path+".rpm", l.RPM)
+	p.nonNegative(path+".tpm", l.TPM)
+	p.nonNegative(path+".max_tokens", l.MaxTokens)
 	if strings.TrimSpace(l.CapReset) == "" {
 		l.CapReset = DefaultCapReset
 	}
@@ -308,7 +286,7 @@ func (p *loader) link(l *Link, path string, seen map[string]int) linkPos {
 		if closest(l.Prompt, p.prompts) == "" {
 			fix = "use one of " + strings.Join(p.prompts, ", ") + ", or remove prompt: to use the " + string(l.Kind) + " family's template"
 		}
-		p.check(contains(p.prompts, l.Prompt), path+".prompt", fix, "%s: unknown prompt %q", where, l.Prompt)
+		p.check(slices.Contains(p.prompts, l.Prompt), path+".prompt", fix, "%s: unknown prompt %q", where, l.Prompt)
 	}
 	return pos
 }
@@ -325,12 +303,9 @@ func (p *loader) price(l *Link, path string) {
 		l.Price.OutputPerMTok = builtin.OutputPerMTok
 	}
 	l.PriceKnown = known || in || out
-	for _, pr := range []struct {
-		key string
-		v   float64
-	}{{"input_per_mtok", l.Price.InputPerMTok}, {"output_per_mtok", l.Price.OutputPerMTok}} {
-		key := pr.key
-		p.check(pr.v >= 0, path+".price."+key, "use 0 or a positive price in USD per million tokens", "%s.price.%s: must not be negative", path, key)
+	for i, v := range []float64{l.Price.InputPerMTok, l.Price.OutputPerMTok} {
+		key := []string{"input_per_mtok", "output_per_mtok"}[i]
+		p.check(v >= 0, path+".price."+key, "use 0 or a positive price in USD per million tokens", "%s.price.%s: must not be negative", path, key)
 	}
 }
 
@@ -357,7 +332,7 @@ func (p *loader) jsonMode(l *Link, given bool, path, where string) {
 		l.JSONMode = "json_object"
 	case mode == "none" || mode == "":
 	default:
-		p.check(contains(jsonModes, mode), path+".json_mode", suggest(mode, jsonModes, "json modes"), "%s: unknown json_mode %q", where, mode)
+		p.check(slices.Contains(jsonModes, mode), path+".json_mode", suggest(mode, jsonModes, "json modes"), "%s: unknown json_mode %q", where, mode)
 		l.JSONMode = mode
 	}
 }
@@ -375,22 +350,13 @@ func checkCapReset(s string) (string, error) {
 	return fmt.Sprintf("%02d:%02d %s", r.Hour, r.Minute, r.Loc), nil
 }
 
-// kindNames are the link kinds as the words a fix suggests.
-func kindNames() []string {
-	var out []string
-	for _, k := range profile.Kinds() {
+// words are kinds as the words a fix suggests.
+func words[K ~string](kinds []K) []string {
+	out := make([]string, 0, len(kinds))
+	for _, k := range kinds {
 		out = append(out, string(k))
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // budget reads the chain-wide money limits and checks that every link has

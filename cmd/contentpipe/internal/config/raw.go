@@ -212,22 +212,17 @@ func (e *envVar) UnmarshalYAML(node ast.Node) error {
 	return nil
 }
 
-// keysOf lists the yaml keys of the struct type that the raw path (relative
-// to the file's root, e.g. "chain[1].price") decodes into, for did-you-mean
-// hints; nil when the path is not a mapping.
+// keysOf lists the yaml keys of the struct type that the path (relative
+// to the file's root, e.g. "chain[1].price") decodes into, in the raw type
+// root, for did-you-mean hints; nil when the path is not a mapping.
 func keysOf(root reflect.Type, path string) []string {
 	t := root
-	for _, seg := range splitPath(path) {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
+	for _, seg := range strings.Split(strings.ReplaceAll(path, "[", ".["), ".") {
 		switch {
-		case strings.HasPrefix(seg, "["):
-			if t.Kind() != reflect.Slice {
-				return nil
-			}
+		case seg == "":
+		case seg[0] == '[' && t.Kind() == reflect.Slice:
 			t = t.Elem()
-		case t.Kind() == reflect.Struct:
+		case seg[0] != '[' && t.Kind() == reflect.Struct:
 			f, ok := fieldByKey(t, seg)
 			if !ok {
 				return nil
@@ -237,17 +232,12 @@ func keysOf(root reflect.Type, path string) []string {
 			return nil
 		}
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
 	keys := make([]string, 0, t.NumField())
 	for i := range t.NumField() {
-		if k := yamlKey(t.Field(i)); k != "" {
-			keys = append(keys, k)
-		}
+		keys = append(keys, yamlKey(t.Field(i)))
 	}
 	return keys
 }
@@ -264,22 +254,4 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 func yamlKey(f reflect.StructField) string {
 	k, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 	return k
-}
-
-// splitPath splits "chain[1].price.input_per_mtok" into "chain", "[1]",
-// "price", "input_per_mtok".
-func splitPath(path string) []string {
-	var segs []string
-	for _, part := range strings.Split(path, ".") {
-		for part != "" {
-			i := strings.IndexByte(part[1:], '[') + 1
-			if i == 0 {
-				segs = append(segs, part)
-				break
-			}
-			segs = append(segs, part[:i])
-			part = part[i:]
-		}
-	}
-	return segs
 }
