@@ -275,18 +275,12 @@ func parentPath(path string) string {
 
 // line is the line of path, or of its nearest parent present in the file.
 func (t *tree) line(path string) int {
-	for {
-		if path == t.root {
-			return 1
-		}
+	for ; path != t.root && path != ""; path = parentPath(path) {
 		if s, ok := t.paths[path]; ok {
 			return s.line
 		}
-		if path == "" || path == t.root {
-			return 1
-		}
-		path = parentPath(path)
 	}
+	return 1
 }
 
 // isBad reports whether path, or a parent of it, was taken out after an error.
@@ -306,24 +300,14 @@ func (t *tree) isBad(path string) bool {
 // is not a config at all.
 const maxDecodeErrors = 50
 
-// decodeInto decodes the document over what dst (a pointer to a Config
-// holding the defaults, or to a list of topics) holds, through its raw
-// form. It reports false when the document cannot be decoded at all.
+// decodeInto decodes the document into its raw form (rawType of what dst
+// points to: a Config holding the defaults, or a list of topics), recording
+// each decode error and taking its entry out until the rest decodes; then
+// fills dst from it. It reports false when the document cannot be decoded
+// at all.
 func (t *tree) decodeInto(dst any) bool {
 	v := reflect.ValueOf(dst).Elem()
 	raw := reflect.New(rawType(v.Type()))
-	if !t.decode(raw.Interface()) {
-		return false
-	}
-	fill(v, raw.Elem(), t.root, t.given)
-	return true
-}
-
-// decode decodes the document into dst (a pointer to a raw value),
-// recording each decode error and taking its entry out until the rest
-// decodes. It reports false when the document cannot be decoded at all.
-func (t *tree) decode(dst any) bool {
-	zero := reflect.ValueOf(dst).Elem()
 	for range len(t.paths) + 2 {
 		if len(t.errs) >= maxDecodeErrors {
 			last := 1
@@ -334,16 +318,17 @@ func (t *tree) decode(dst any) bool {
 				Msg: fmt.Sprintf("too many problems: stopped after %d", maxDecodeErrors), Fix: "fix these and check again"})
 			return false
 		}
-		zero.Set(reflect.Zero(zero.Type()))
+		raw.Elem().SetZero()
 		if t.body == nil || t.bad[t.root] {
 			return false
 		}
-		err := decodeNode(t.body, dst)
+		err := decodeNode(t.body, raw.Interface())
 		if err == nil {
+			fill(v, raw.Elem(), t.root, t.given)
 			return true
 		}
 		n := len(t.errs)
-		if !t.explain(err, reflect.TypeOf(dst).Elem()) {
+		if !t.explain(err, raw.Type().Elem()) {
 			return false
 		}
 		// Taking the entry out must change what goccy sees; if the same

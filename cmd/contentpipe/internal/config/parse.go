@@ -30,11 +30,10 @@ var (
 // loader carries the state of one Parse call: the decoded file, the config
 // being built and the checks the caller asked for.
 type loader struct {
-	opt       Loader
-	t         *tree
-	cfg       *Config
-	prompts   []string // template names a link may name; nil = not checked
-	candLines []int    // line of each candidate's name, for warnings
+	opt     Loader
+	t       *tree
+	cfg     *Config
+	prompts []string // template names a link may name; nil = not checked
 }
 
 func (p *loader) fail(path, fix, format string, args ...any) {
@@ -194,12 +193,6 @@ func (p *loader) job() {
 	}
 }
 
-// linkPos remembers where a link was defined.
-type linkPos struct {
-	line  int    // line of its name key (or of the list item)
-	infra string // path of its infra key
-}
-
 func (p *loader) links() {
 	c := p.cfg
 	if _, given := p.t.paths["chain"]; !given {
@@ -211,17 +204,16 @@ func (p *loader) links() {
 		return
 	}
 	seen := map[string]int{}
-	var chainPos []linkPos
 	for i := range c.Chain {
-		chainPos = append(chainPos, p.link(&c.Chain[i], fmt.Sprintf("chain[%d]", i), seen))
+		p.link(&c.Chain[i], fmt.Sprintf("chain[%d]", i), seen)
 	}
 	for i := range c.Candidates {
-		p.candLines = append(p.candLines, p.link(&c.Candidates[i], fmt.Sprintf("candidates[%d]", i), seen).line)
+		p.link(&c.Candidates[i], fmt.Sprintf("candidates[%d]", i), seen)
 	}
 	for i := 1; i < len(c.Chain); i++ {
 		a, b := c.Chain[i-1], c.Chain[i]
 		if a.Infra != "" && a.Infra == b.Infra {
-			p.warn(chainPos[i].infra, "adjacent links %q and %q share infra %q: one outage takes out both in a row; put a link on other infrastructure between them",
+			p.warn(fmt.Sprintf("chain[%d].infra", i), "adjacent links %q and %q share infra %q: one outage takes out both in a row; put a link on other infrastructure between them",
 				a.Name, b.Name, a.Infra)
 		}
 	}
@@ -235,8 +227,7 @@ func nameOf(path, name string) string {
 	return fmt.Sprintf("%s (%s)", path, name)
 }
 
-func (p *loader) link(l *Link, path string, seen map[string]int) linkPos {
-	pos := linkPos{line: p.t.line(path + ".name"), infra: path + ".infra"}
+func (p *loader) link(l *Link, path string, seen map[string]int) {
 	given := func(key string) bool { return p.t.given[path+"."+key] }
 	req := func(key string, example string) bool {
 		p.check(given(key), path+"."+key, "add "+key+": "+example+" to this link", "%s: missing required key %q", path, key)
@@ -248,7 +239,7 @@ func (p *loader) link(l *Link, path string, seen map[string]int) linkPos {
 			p.check(false, path+".name", "give each link a unique name (chain and candidates share one namespace)",
 				"%s: duplicate link name %q (first defined at line %d)", path, l.Name, first)
 		} else {
-			seen[l.Name] = pos.line
+			seen[l.Name] = p.t.line(path + ".name") // of its name key (or of the list item)
 		}
 	}
 	where := nameOf(path, l.Name)
@@ -288,7 +279,6 @@ func (p *loader) link(l *Link, path string, seen map[string]int) linkPos {
 		}
 		p.check(slices.Contains(p.prompts, l.Prompt), path+".prompt", fix, "%s: unknown prompt %q", where, l.Prompt)
 	}
-	return pos
 }
 
 // price is the link's price: the built-in one of its model, with what the
