@@ -179,6 +179,13 @@ func (p *loader) schedule() {
 	}
 }
 
+func (p *loader) health() {
+	h := p.cfg.Health
+	p.check(h.ColdFactor == 0 || h.ColdFactor > 1, "health.cold_factor",
+		"give how many times slower than usual counts as cold, e.g. cold_factor: 3",
+		"health.cold_factor: %g must be more than 1", h.ColdFactor)
+}
+
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""

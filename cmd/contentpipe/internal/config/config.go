@@ -1,8 +1,9 @@
 // Package config loads and validates contentpipe's configuration file
 // (contentpipe.yaml, see README "Configuration") and its topics file.
 //
-// The files are decoded by github.com/goccy/go-yaml into tagged structs
-// (raw.go), then checked. Every problem of a file is reported, each as an
+// The files are decoded by github.com/goccy/go-yaml into the yaml-tagged
+// structs below, over their defaults (through their raw form, raw.go), then
+// checked (parse.go). Every problem of a file is reported, each as an
 // *Error naming the file, the line and a fix, together as an Errors, so
 // that the command can print them all and exit with status 2. Secrets (API keys,
 // the Telegram token, the webhook secret) are read only from the environment
@@ -282,6 +283,15 @@ func (p Publish) String() string {
 
 // GoString is String: the secret must not leak through %#v either.
 func (p Publish) GoString() string { return "config.Publish{" + p.String() + "}" }
+
+// Health configures the health walk's cold-start detection: a link whose
+// health call is slower than ColdFactor times its baseline (the median of
+// its job calls of the last 14 days) and slower than ColdFloor is cold.
+// Zero fields take the chain's defaults (factor 3, floor 2s).
+type Health struct {
+	ColdFactor float64       `yaml:"cold_factor"` // > 1; 0 = default 3
+	ColdFloor  time.Duration `yaml:"cold_floor"`  // 0 = default 2s
+}
 
 // Schedule holds the cron expressions `serve` uses (standard 5 fields or a
 // descriptor such as @daily). "" means not scheduled.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -11,6 +12,10 @@ import (
 // databaseSchemes are the URL schemes database: and the variable
 // database_url_env names may use.
 var databaseSchemes = []string{"postgres", "postgresql", "sqlite"}
+
+// schemeRE is a URL scheme (RFC 3986: a letter, then letters, digits, '+',
+// '-', '.').
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
 // IsPostgres reports whether a database spec (Config.Database) names a
 // PostgreSQL server rather than a SQLite file: a postgres:// URL or a
@@ -72,7 +77,7 @@ func (p *loader) database() {
 		return
 	}
 	c.Database = spec
-	if IsPostgres(spec) && hasPassword(spec) {
+	if IsPostgres(spec) && telemetry.HasSecret(spec) {
 		p.warn("database", "the URL carries a password (not shown); put the URL in the environment and name the variable instead: database_url_env: CONTENTPIPE_DATABASE_URL")
 	}
 }
@@ -84,7 +89,7 @@ func (p *loader) database() {
 func (p *loader) databaseSpec(v string, fromEnv bool) (spec, msg, fix string) {
 	scheme, rest, hasScheme := strings.Cut(v, ":")
 	lower := strings.ToLower(scheme)
-	isURL := hasScheme && isScheme(scheme) && strings.HasPrefix(rest, "//")
+	isURL := hasScheme && schemeRE.MatchString(scheme) && strings.HasPrefix(rest, "//")
 	if !isURL && IsPostgres(v) {
 		// libpq's keyword form: host=… dbname=… (never a file name).
 		return v, "", ""
@@ -116,29 +121,6 @@ func (p *loader) databaseSpec(v string, fromEnv bool) (spec, msg, fix string) {
 		}
 		return v, "", ""
 	}
-	return "", "unknown database scheme " + quote(scheme) + " (the rest of the value is not shown)",
+	return "", "unknown database scheme \"" + scheme + "\" (the rest of the value is not shown)",
 		suggest(lower, databaseSchemes, "database schemes") + "; a SQLite file is a path or sqlite:PATH, PostgreSQL a postgres:// URL"
 }
-
-// isScheme reports whether s looks like a URL scheme (RFC 3986: a letter,
-// then letters, digits, '+', '-', '.').
-func isScheme(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// hasPassword reports whether a PostgreSQL spec carries a password or
-// another secret (user info, password=, sslpassword=, …).
-func hasPassword(spec string) bool { return telemetry.HasSecret(spec) }
-
-func quote(s string) string { return "\"" + s + "\"" }
