@@ -77,6 +77,9 @@ func fill(dst, src reflect.Value, path string, given map[string]bool) {
 			dst.Set(src)
 			return
 		}
+		if src.Len() == 0 {
+			return // a list of none is nil, as a list built one by one
+		}
 		dst.Set(reflect.MakeSlice(dst.Type(), src.Len(), src.Len()))
 		for i := range src.Len() {
 			if l, ok := dst.Index(i).Addr().Interface().(*Link); ok {
