@@ -68,3 +68,18 @@ chain:
 		t.Errorf("env file %q, database %q, json mode %q, shadow %q", cfg.EnvFile, cfg.Database, cfg.Chain[0].JSONMode, cfg.Shadow.Providers)
 	}
 }
+
+// TestNoChainNoCandidates: without a chain to check them against, the
+// candidates are neither kept nor warned about.
+func TestNoChainNoCandidates(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "contentpipe.yaml")
+	body := "chain: 5\ncandidates:\n  - {name: x, kind: openai, base_url: \"http://127.0.0.1:1/v1\", model: m}\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Loader{Getenv: env(fullEnv())}.Check(path)
+	if es := errorsOf(t, err); len(es) != 1 || cfg == nil || cfg.Candidates != nil || len(cfg.Warnings) != 0 {
+		t.Fatalf("err %v, config %+v", err, cfg)
+	}
+}

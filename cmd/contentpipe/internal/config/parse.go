@@ -195,12 +195,13 @@ func (p *loader) job() {
 
 func (p *loader) links() {
 	c := p.cfg
-	if _, given := p.t.paths["chain"]; !given {
-		p.check(false, "chain", "add a chain: list with at least one provider link ("+exampleConfig+")", "missing required key \"chain\"")
-		return
-	}
-	if len(c.Chain) == 0 {
-		p.check(false, "chain", "add at least one provider link under chain: ("+exampleConfig+")", "chain is empty")
+	if _, given := p.t.paths["chain"]; !given || len(c.Chain) == 0 {
+		fix, msg := "add a chain: list with at least one provider link ("+exampleConfig+")", "missing required key \"chain\""
+		if given {
+			fix, msg = "add at least one provider link under chain: ("+exampleConfig+")", "chain is empty"
+		}
+		p.check(false, "chain", fix, "%s", msg)
+		c.Candidates = nil // not checked without a chain
 		return
 	}
 	seen := map[string]int{}

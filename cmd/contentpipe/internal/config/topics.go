@@ -97,25 +97,21 @@ func (l Loader) ParseTopics(path string, data []byte) ([]Topic, error) {
 
 func (p *loader) topic(t *Topic, path string, seen map[string]int) {
 	given := func(key string) bool { return p.t.given[path+"."+key] }
+	t.ID, t.Title, t.NotBefore = strings.TrimSpace(t.ID), strings.TrimSpace(t.Title), strings.TrimSpace(t.NotBefore)
 	p.check(given("id"), path+".id", "add id: a-unique-slug to this topic (it keys the job; never change it once published)", "%s: missing required key \"id\"", path)
 	if given("id") {
-		t.ID = strings.TrimSpace(t.ID)
-		line := p.t.line(path + ".id")
 		p.check(linkNameRE.MatchString(t.ID), path+".id", "use letters, digits, '-', '_' or '.', starting with a letter or digit", "%s: bad topic id %q", path, t.ID)
 		p.check(len(t.ID) <= MaxTopicIDBytes, path+".id", fmt.Sprintf("shorten the id to at most %d bytes (it keys the job in the database)", MaxTopicIDBytes),
 			"%s: topic id %.40q… is %d bytes long, over %d", path, t.ID, len(t.ID), MaxTopicIDBytes)
 		if first, dup := seen[t.ID]; dup {
 			p.check(false, path+".id", "give each topic a unique id", "%s: duplicate topic id %q (first defined at line %d)", path, t.ID, first)
 		} else {
-			seen[t.ID] = line
+			seen[t.ID] = p.t.line(path + ".id")
 		}
 	}
 	where := nameOf(path, t.ID)
 	p.check(given("title"), path+".title", "add title: … to this topic", "%s: missing required key \"title\"", where)
-	if given("title") {
-		t.Title = strings.TrimSpace(t.Title)
-		p.check(t.Title != "", path+".title", "give the topic a title", "%s: title must not be empty", where)
-	}
+	p.check(!given("title") || t.Title != "", path+".title", "give the topic a title", "%s: title must not be empty", where)
 	p.noNUL(path, where, "title", t.Title)
 	p.noNUL(path, where, "category", t.Category)
 	p.noNUL(path, where, "keywords", strings.Join(t.Keywords, ","))
@@ -126,7 +122,6 @@ func (p *loader) topic(t *Topic, path string, seen map[string]int) {
 		p.positive(path+".target_words", t.TargetWords)
 	}
 	if given("not_before") {
-		t.NotBefore = strings.TrimSpace(t.NotBefore)
 		_, err := time.Parse(time.DateOnly, t.NotBefore)
 		p.check(err == nil, path+".not_before", "give a UTC date, e.g. not_before: 2026-12-05", "%s: not_before %q is not a date YYYY-MM-DD", where, t.NotBefore)
 	}
