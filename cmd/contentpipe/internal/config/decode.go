@@ -285,15 +285,12 @@ func (t *tree) line(path string) int {
 
 // isBad reports whether path, or a parent of it, was taken out after an error.
 func (t *tree) isBad(path string) bool {
-	for {
-		if t.bad[path] {
-			return true
-		}
+	for ; !t.bad[path]; path = parentPath(path) {
 		if path == "" || path == t.root {
 			return false
 		}
-		path = parentPath(path)
 	}
+	return true
 }
 
 // maxDecodeErrors bounds the decode passes (one per problem) on a file that

@@ -145,10 +145,7 @@ func (p *loader) publish() {
 	for _, s := range []struct {
 		key, name string
 		into      func(string)
-	}{
-		{"secret_env", pub.SecretEnv, func(v string) { pub.Secret = []byte(v) }},
-		{"password_env", pub.PasswordEnv, func(v string) { pub.Password = v }},
-	} {
+	}{{"secret_env", pub.SecretEnv, func(v string) { pub.Secret = []byte(v) }}, {"password_env", pub.PasswordEnv, func(v string) { pub.Password = v }}} {
 		if s.name == "" || !slices.Contains(target.Keys, s.key) {
 			continue
 		}
