@@ -91,7 +91,7 @@ func fill(dst, src reflect.Value, path string, given map[string]bool) {
 }
 
 // valueError is a value of the right YAML shape that a field type refuses
-// while decoding, with the node it is about; decodeAll reports it at that
+// while decoding, with the node it is about; explain reports it at that
 // node's path and line.
 type valueError struct {
 	node ast.Node
