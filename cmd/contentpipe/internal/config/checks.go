@@ -7,58 +7,41 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/robfig/cron/v3"
 )
 
-func (p *loader) retry(r rawRetry) {
-	rt := &p.cfg.Retry
-	rl := &rt.RateLimited
-	setDuration(&rl.Wait, r.RateLimited.Wait)
-	setInt(&rl.MaxRetries, r.RateLimited.MaxRetries)
+func (p *loader) retry() {
+	rl, cb := p.cfg.Retry.RateLimited, p.cfg.Retry.Circuit
 	p.nonNegative("retry.rate_limited.max_retries", rl.MaxRetries)
-	setDuration(&rl.MaxWait, r.RateLimited.MaxWait)
 	p.check(rl.Wait > 0, "retry.rate_limited.wait", "give a base wait such as wait: 30s (retrying a 429 at once only earns another 429; use max_retries: 0 to never retry)",
 		"retry.rate_limited.wait: must be longer than 0")
 	p.check(rl.MaxWait >= rl.Wait, "retry.rate_limited.max_wait", "make max_wait at least rate_limited.wait",
 		"retry.rate_limited.max_wait (%s) is shorter than wait (%s)", rl.MaxWait, rl.Wait)
-	setDuration(&rt.ServerError.Wait, r.ServerError.Wait)
-	set(&rt.AuthError.Halt, r.AuthError.Halt)
-	setDuration(&rt.Other.Wait, r.Other.Wait)
-
-	cb, rc := &rt.Circuit, r.Circuit
-	setDuration(&cb.Window, rc.Window)
 	p.check(cb.Window > 0, "retry.circuit.window", "give the sliding window, e.g. window: 10m", "retry.circuit.window: must be longer than 0")
-	setInt(&cb.MinSamples, rc.MinSamples)
 	p.positive("retry.circuit.min_samples", cb.MinSamples)
-	setNum(&cb.FailureRate, rc.FailureRate)
 	p.check(cb.FailureRate > 0 && cb.FailureRate <= 1, "retry.circuit.failure_rate", "use a share above 0 and at most 1, e.g. failure_rate: 0.5",
 		"retry.circuit.failure_rate: %g is outside (0, 1]", cb.FailureRate)
-	setDuration(&cb.Cooldown, rc.Cooldown)
 	p.check(cb.Cooldown > 0, "retry.circuit.cooldown", "give the open time before a probe, e.g. cooldown: 2m", "retry.circuit.cooldown: must be longer than 0")
-	setDuration(&cb.MaxCooldown, rc.MaxCooldown)
 	p.check(cb.MaxCooldown >= cb.Cooldown, "retry.circuit.max_cooldown", "make max_cooldown at least cooldown",
 		"retry.circuit.max_cooldown (%s) is shorter than cooldown (%s)", cb.MaxCooldown, cb.Cooldown)
-	setInt(&cb.CloseAfter, rc.CloseAfter)
 	p.positive("retry.circuit.close_after", cb.CloseAfter)
 }
 
-func (p *loader) quality(r rawQuality) {
-	q := &p.cfg.Quality
-	if r.Schema != nil {
-		p.check(*r.Schema != "", "quality.schema", "remove the key for the default "+DefaultSchema+", or give a path", "quality.schema: must not be empty")
-		q.Schema = resolvePath(p.cfg.Dir, *r.Schema)
+func (p *loader) quality() {
+	q, given := &p.cfg.Quality, p.t.given["quality.schema"]
+	if given {
+		p.check(q.Schema != "", "quality.schema", "remove the key for the default "+DefaultSchema+", or give a path", "quality.schema: must not be empty")
+		q.Schema = resolvePath(p.cfg.Dir, q.Schema)
 	}
-	setNum(&q.Threshold, r.Threshold)
 	p.check(q.Threshold >= 0 && q.Threshold <= 100, "quality.threshold", "use a score from 0 to 100, e.g. threshold: 70", "quality.threshold: %g is outside 0..100", q.Threshold)
-	setInt(&q.MinSections, r.MinSections)
 	p.positive("quality.min_sections", q.MinSections)
-	setInt(&q.MinSectionWords, r.MinSectionWords)
 	p.nonNegative("quality.min_section_words", q.MinSectionWords)
-	if r.BannedPhrasesFile != nil && *r.BannedPhrasesFile != "" {
-		q.BannedPhrasesFile = resolvePath(p.cfg.Dir, *r.BannedPhrasesFile)
+	if q.BannedPhrasesFile != "" {
+		q.BannedPhrasesFile = resolvePath(p.cfg.Dir, q.BannedPhrasesFile)
 		st, err := os.Stat(q.BannedPhrasesFile)
 		p.check(err == nil && st.Mode().IsRegular(), "quality.banned_phrases_file",
 			"create the file (one phrase a line; relative paths are relative to "+p.cfg.Dir+") or set banned_phrases_file: \"\"",
@@ -68,7 +51,7 @@ func (p *loader) quality(r rawQuality) {
 		return
 	}
 	data, err := os.ReadFile(q.Schema)
-	if err != nil && r.Schema == nil && errors.Is(err, fs.ErrNotExist) {
+	if err != nil && !given && errors.Is(err, fs.ErrNotExist) {
 		q.Schema = "" // the default file is absent: the built-in schema applies
 		return
 	}
@@ -99,18 +82,20 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-func (p *loader) shadow(r rawShadow) {
+func (p *loader) shadow() {
 	s := &p.cfg.Shadow
+	providers := s.Providers
+	s.Providers = nil
 	var names []string
 	for _, l := range append(append([]Link(nil), p.cfg.Chain...), p.cfg.Candidates...) {
 		names = append(names, l.Name)
 	}
 	seen := map[string]bool{}
-	for i, name := range r.Providers {
+	for i, name := range providers {
 		path := fmt.Sprintf("shadow.providers[%d]", i)
 		switch {
 		case p.t.isBad(path):
-		case !contains(names, name):
+		case !slices.Contains(names, name):
 			p.fail(path, suggest(name, names, "links in chain and candidates")+"; a shadow provider must be a link of chain or candidates",
 				"shadow.providers[%d]: unknown link %q", i, name)
 		case seen[name]:
@@ -125,21 +110,12 @@ func (p *loader) shadow(r rawShadow) {
 			p.warn(fmt.Sprintf("candidates[%d].name", i), "candidate %q is not in shadow.providers: it is never called", l.Name)
 		}
 	}
-	setNum(&s.SampleRate, r.SampleRate)
 	p.check(s.SampleRate >= 0 && s.SampleRate <= 1, "shadow.sample_rate", "use a share from 0 to 1, e.g. sample_rate: 0.25", "shadow.sample_rate: %g is outside 0..1", s.SampleRate)
 }
 
-func (p *loader) alerts(r rawAlerts) {
+func (p *loader) alerts() {
 	a := &p.cfg.Alerts
 	t := &a.Telegram
-	rt := r.Telegram
-	if rt.TokenEnv != nil {
-		t.TokenEnv = string(*rt.TokenEnv)
-	}
-	if rt.ChatIDEnv != nil {
-		t.ChatIDEnv = string(*rt.ChatIDEnv)
-	}
-	set(&t.APIEndpoint, rt.APIEndpoint)
 	if t.APIEndpoint != "" {
 		p.check(isHTTPURL(strings.ReplaceAll(t.APIEndpoint, "%s", "x")) && strings.Count(t.APIEndpoint, "%s") == 2, "alerts.telegram.api_endpoint",
 			`use the telegram-bot-api format with two %s (token, method), e.g. "http://127.0.0.1:8081/bot%s/%s", or "" for Telegram's`,
@@ -148,12 +124,9 @@ func (p *loader) alerts(r rawAlerts) {
 	if !p.t.isBad("alerts.telegram.token_env") && !p.t.isBad("alerts.telegram.chat_id_env") {
 		p.telegram(t)
 	}
-	setNum(&a.BudgetWarnAt, r.BudgetWarnAt)
 	p.check(a.BudgetWarnAt > 0 && a.BudgetWarnAt <= 1, "alerts.budget_warn_at", "use a share of the daily cap above 0 and at most 1, e.g. budget_warn_at: 0.8",
 		"alerts.budget_warn_at: %g is outside (0, 1]", a.BudgetWarnAt)
-	setDuration(&a.ProviderDownAfter, r.ProviderDownAfter)
 	p.check(a.ProviderDownAfter > 0, "alerts.provider_down_after", "give a duration, e.g. provider_down_after: 1h", "alerts.provider_down_after: must be longer than 0")
-	setNum(&a.BacklogLowDays, r.BacklogLowDays)
 	p.check(a.BacklogLowDays >= 0, "alerts.backlog_low_days", "give a number of days, e.g. backlog_low_days: 3, or 0 for no alert",
 		"alerts.backlog_low_days: %g is negative", a.BacklogLowDays)
 }
@@ -193,21 +166,24 @@ func orName(env, key string) string {
 	return env
 }
 
-func (p *loader) schedule(r rawSchedule) {
-	s := &p.cfg.Schedule
-	for _, e := range []struct {
-		key string
-		raw *string
-		dst *string
-	}{{"run", r.Run, &s.Run}, {"health", r.Health, &s.Health}, {"report", r.Report, &s.Report}} {
-		set(e.dst, e.raw)
-		if *e.dst == "" {
+func (p *loader) schedule() {
+	s := p.cfg.Schedule
+	for i, expr := range []string{s.Run, s.Health, s.Report} {
+		if expr == "" {
 			continue
 		}
-		_, err := cron.ParseStandard(*e.dst)
-		p.check(err == nil, "schedule."+e.key, `use the standard 5 fields "minute hour day-of-month month day-of-week", e.g. "0 6,10,14,18 * * *", or "" to not schedule it`,
-			"schedule.%s: bad cron expression %q: %v", e.key, *e.dst, err)
+		key := []string{"run", "health", "report"}[i]
+		_, err := cron.ParseStandard(expr)
+		p.check(err == nil, "schedule."+key, `use the standard 5 fields "minute hour day-of-month month day-of-week", e.g. "0 6,10,14,18 * * *", or "" to not schedule it`,
+			"schedule.%s: bad cron expression %q: %v", key, expr, err)
 	}
+}
+
+func (p *loader) health() {
+	h := p.cfg.Health
+	p.check(h.ColdFactor == 0 || h.ColdFactor > 1, "health.cold_factor",
+		"give how many times slower than usual counts as cold, e.g. cold_factor: 3",
+		"health.cold_factor: %g must be more than 1", h.ColdFactor)
 }
 
 func isHTTPURL(s string) bool {

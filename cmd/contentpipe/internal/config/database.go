@@ -2,6 +2,8 @@ package config
 
 import (
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/contentpipe/contentpipe/telemetry"
@@ -10,6 +12,10 @@ import (
 // databaseSchemes are the URL schemes database: and the variable
 // database_url_env names may use.
 var databaseSchemes = []string{"postgres", "postgresql", "sqlite"}
+
+// schemeRE is a URL scheme (RFC 3986: a letter, then letters, digits, '+',
+// '-', '.').
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
 // IsPostgres reports whether a database spec (Config.Database) names a
 // PostgreSQL server rather than a SQLite file: a postgres:// URL or a
@@ -34,10 +40,11 @@ func DatabaseName(spec string) string {
 // sqlite:PATH for a SQLite file, a postgres:// URL for PostgreSQL, or the
 // name of the variable holding such a URL. A URL is never echoed in a
 // message (it may carry a password).
-func (p *loader) database(r *rawConfig) {
-	c := p.cfg
-	c.DatabaseURLEnv = envValue(r.DatabaseURLEnv)
-	if r.Database != nil && r.DatabaseURLEnv != nil && c.DatabaseURLEnv != "" {
+func (p *loader) database() {
+	c, given := p.cfg, p.t.given["database"]
+	v := strings.TrimSpace(c.Database)
+	c.Database = Default(c.Dir).Database // until the file's is known good
+	if given && c.DatabaseURLEnv != "" {
 		p.fail("database_url_env", "keep one: database: for a path or a URL written in the file, or database_url_env: for a URL kept in the environment",
 			"database (line %d) and database_url_env (line %d) are both set", p.t.line("database"), p.t.line("database_url_env"))
 		return
@@ -57,10 +64,9 @@ func (p *loader) database(r *rawConfig) {
 		}
 		return
 	}
-	if r.Database == nil {
+	if !given {
 		return
 	}
-	v := strings.TrimSpace(*r.Database)
 	if v == "" {
 		p.check(false, "database", "remove the key for the default, or give a path or a postgres:// URL", "database: must not be empty")
 		return
@@ -71,7 +77,7 @@ func (p *loader) database(r *rawConfig) {
 		return
 	}
 	c.Database = spec
-	if IsPostgres(spec) && hasPassword(spec) {
+	if IsPostgres(spec) && telemetry.HasSecret(spec) {
 		p.warn("database", "the URL carries a password (not shown); put the URL in the environment and name the variable instead: database_url_env: CONTENTPIPE_DATABASE_URL")
 	}
 }
@@ -83,12 +89,12 @@ func (p *loader) database(r *rawConfig) {
 func (p *loader) databaseSpec(v string, fromEnv bool) (spec, msg, fix string) {
 	scheme, rest, hasScheme := strings.Cut(v, ":")
 	lower := strings.ToLower(scheme)
-	isURL := hasScheme && isScheme(scheme) && strings.HasPrefix(rest, "//")
+	isURL := hasScheme && schemeRE.MatchString(scheme) && strings.HasPrefix(rest, "//")
 	if !isURL && IsPostgres(v) {
 		// libpq's keyword form: host=… dbname=… (never a file name).
 		return v, "", ""
 	}
-	if !isURL && !(hasScheme && contains(databaseSchemes, lower)) {
+	if !isURL && !(hasScheme && slices.Contains(databaseSchemes, lower)) {
 		// A plain path (a colon inside a file name included).
 		if fromEnv {
 			return "", "is not a postgres:// URL (the value is not shown)", "put a URL like postgres://user@host:5432/db in the variable, or sqlite:PATH for a SQLite file"
@@ -115,29 +121,6 @@ func (p *loader) databaseSpec(v string, fromEnv bool) (spec, msg, fix string) {
 		}
 		return v, "", ""
 	}
-	return "", "unknown database scheme " + quote(scheme) + " (the rest of the value is not shown)",
+	return "", "unknown database scheme \"" + scheme + "\" (the rest of the value is not shown)",
 		suggest(lower, databaseSchemes, "database schemes") + "; a SQLite file is a path or sqlite:PATH, PostgreSQL a postgres:// URL"
 }
-
-// isScheme reports whether s looks like a URL scheme (RFC 3986: a letter,
-// then letters, digits, '+', '-', '.').
-func isScheme(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// hasPassword reports whether a PostgreSQL spec carries a password or
-// another secret (user info, password=, sslpassword=, …).
-func hasPassword(spec string) bool { return telemetry.HasSecret(spec) }
-
-func quote(s string) string { return "\"" + s + "\"" }

@@ -13,7 +13,7 @@ import (
 )
 
 // tree is one parsed YAML document with an index of where each value sits.
-// goccy decodes it into the raw structs and stops at the first problem; the
+// goccy decodes it (in its raw form, raw.go) and stops at the first problem; the
 // tree turns that problem's token into a path and a line, takes the
 // offending entry out and lets goccy decode again, until nothing is left:
 // so one pass reports every problem of the file.
@@ -27,6 +27,7 @@ type tree struct {
 	bad   map[string]bool // paths taken out after an error: no further checks there
 	errs  Errors
 	gone  map[string]bool // anchors that went with a removed entry
+	given map[string]bool // paths the file gives a (non-null) value at; set by decodeInto
 }
 
 // slot is one place that holds a value: a mapping entry, a list item or the
@@ -48,7 +49,7 @@ func parseTree(file, root string, data []byte) (*tree, *Error) {
 		return nil, syntaxError(file, err)
 	}
 	t := &tree{file: file, root: root, paths: map[string]*slot{}, byTok: map[*token.Token]*slot{},
-		byKey: map[*token.Token]*slot{}, bad: map[string]bool{}, gone: map[string]bool{}}
+		byKey: map[*token.Token]*slot{}, bad: map[string]bool{}, gone: map[string]bool{}, given: map[string]bool{}}
 	for i, doc := range f.Docs {
 		if doc == nil || doc.Body == nil || doc.Body.Type() == ast.NullType {
 			continue
@@ -274,42 +275,36 @@ func parentPath(path string) string {
 
 // line is the line of path, or of its nearest parent present in the file.
 func (t *tree) line(path string) int {
-	for {
-		if path == t.root {
-			return 1
-		}
+	for ; path != t.root && path != ""; path = parentPath(path) {
 		if s, ok := t.paths[path]; ok {
 			return s.line
 		}
-		if path == "" || path == t.root {
-			return 1
-		}
-		path = parentPath(path)
 	}
+	return 1
 }
 
 // isBad reports whether path, or a parent of it, was taken out after an error.
 func (t *tree) isBad(path string) bool {
-	for {
-		if t.bad[path] {
-			return true
-		}
+	for ; !t.bad[path]; path = parentPath(path) {
 		if path == "" || path == t.root {
 			return false
 		}
-		path = parentPath(path)
 	}
+	return true
 }
 
 // maxDecodeErrors bounds the decode passes (one per problem) on a file that
 // is not a config at all.
 const maxDecodeErrors = 50
 
-// decode decodes the document into dst (a pointer to a raw struct),
-// recording each decode error and taking its entry out until the rest
-// decodes. It reports false when the document cannot be decoded at all.
-func (t *tree) decode(dst any) bool {
-	zero := reflect.ValueOf(dst).Elem()
+// decodeInto decodes the document into its raw form (rawType of what dst
+// points to: a Config holding the defaults, or a list of topics), recording
+// each decode error and taking its entry out until the rest decodes; then
+// fills dst from it. It reports false when the document cannot be decoded
+// at all.
+func (t *tree) decodeInto(dst any) bool {
+	v := reflect.ValueOf(dst).Elem()
+	raw := reflect.New(rawType(v.Type()))
 	for range len(t.paths) + 2 {
 		if len(t.errs) >= maxDecodeErrors {
 			last := 1
@@ -320,16 +315,17 @@ func (t *tree) decode(dst any) bool {
 				Msg: fmt.Sprintf("too many problems: stopped after %d", maxDecodeErrors), Fix: "fix these and check again"})
 			return false
 		}
-		zero.Set(reflect.Zero(zero.Type()))
+		raw.Elem().SetZero()
 		if t.body == nil || t.bad[t.root] {
 			return false
 		}
-		err := decodeNode(t.body, dst)
+		err := decodeNode(t.body, raw.Interface())
 		if err == nil {
+			fill(v, raw.Elem(), t.root, t.given)
 			return true
 		}
 		n := len(t.errs)
-		if !t.explain(err, reflect.TypeOf(dst).Elem()) {
+		if !t.explain(err, raw.Type().Elem()) {
 			return false
 		}
 		// Taking the entry out must change what goccy sees; if the same

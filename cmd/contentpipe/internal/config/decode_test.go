@@ -133,7 +133,7 @@ func TestEnvNames(t *testing.T) {
 	}
 }
 
-// TestEnvFieldsAreChecked keeps every *_env key of the raw structs on the
+// TestEnvFieldsAreChecked keeps every *_env key of the raw form on the
 // type that refuses a pasted secret.
 func TestEnvFieldsAreChecked(t *testing.T) {
 	n := 0
@@ -157,7 +157,7 @@ func TestEnvFieldsAreChecked(t *testing.T) {
 			walk(f.Type, path+"."+key)
 		}
 	}
-	walk(reflect.TypeOf(rawConfig{}), "")
+	walk(rawType(reflect.TypeOf(Config{})), "")
 	if n < 4 {
 		t.Errorf("only %d *_env fields found", n)
 	}

@@ -18,7 +18,9 @@ import (
 // EnvironmentFile= still decide. The file must be mode 0600 or stricter
 // (it holds the keys); its values are never printed, not even in the
 // message about a malformed line.
-func (p *loader) envFile(raw string) {
+func (p *loader) envFile() {
+	raw := p.cfg.EnvFile
+	p.cfg.EnvFile = ""
 	if strings.TrimSpace(raw) == "" {
 		p.fail("env_file", "remove the key, or name the file holding KEY=VALUE lines, e.g. env_file: contentpipe.env", "env_file: must not be empty")
 		return

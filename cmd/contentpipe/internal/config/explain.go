@@ -24,6 +24,8 @@ func (t *tree) explain(err error, root reflect.Type) bool {
 		val     *valueError
 		yerr    yaml.Error
 	)
+	var tk *token.Token // where the value of the wrong type starts
+	var w string        // what it should have been
 	switch {
 	case errors.As(err, &unknown):
 		s := t.byKey[unknown.Token]
@@ -33,11 +35,8 @@ func (t *tree) explain(err error, root reflect.Type) bool {
 		t.unknownKey(s, root)
 		s.drop()
 		return true
-	case errors.As(err, &val):
-		if s := t.at(val.node.GetToken()); s != nil && val.want != "" {
-			t.wrongType(s, val.node.GetToken(), val.want)
-			return true
-		} else if s != nil {
+	case errors.As(err, &val) && val.want == "":
+		if s := t.at(val.node.GetToken()); s != nil {
 			fix := val.fix
 			if val.env {
 				fix = envFix(t, s.path)
@@ -45,25 +44,21 @@ func (t *tree) explain(err error, root reflect.Type) bool {
 			t.fail(s, val.node, s.name(t)+": "+val.msg, fix)
 			return true
 		}
+	case errors.As(err, &val):
+		tk, w = val.node.GetToken(), val.want
 	case errors.As(err, &typ):
-		if s := t.at(typ.Token); s != nil {
-			t.wrongType(s, typ.Token, want(typ.DstType))
-			return true
-		}
+		tk, w = typ.Token, want(typ.DstType)
 	case errors.As(err, &shape):
-		if s := t.at(shape.Token); s != nil {
-			w := "a mapping"
-			if shape.Expected == ast.SequenceType {
-				w = "a list"
-			}
-			t.wrongType(s, shape.Token, w)
-			return true
+		tk, w = shape.Token, "a mapping"
+		if shape.Expected == ast.SequenceType {
+			w = "a list"
 		}
 	case errors.As(err, &over):
-		if s := t.at(over.Token); s != nil {
-			t.wrongType(s, over.Token, "an integer in range")
-			return true
-		}
+		tk, w = over.Token, "an integer in range"
+	}
+	if s := t.at(tk); s != nil && w != "" {
+		t.wrongType(s, tk, w)
+		return true
 	}
 	if errors.As(err, &yerr) {
 		// An alias whose anchor went with an entry taken out above.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +18,7 @@ import (
 )
 
 var (
-	linkKinds     = kindNames()
+	linkKinds     = words(profile.Kinds())
 	jsonModes     = []string{"json_schema", "json_object", "none"}
 	envNameRE     = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 	linkNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -29,11 +30,10 @@ var (
 // loader carries the state of one Parse call: the decoded file, the config
 // being built and the checks the caller asked for.
 type loader struct {
-	opt       Loader
-	t         *tree
-	cfg       *Config
-	prompts   []string // template names a link may name; nil = not checked
-	candLines []int    // line of each candidate's name, for warnings
+	opt     Loader
+	t       *tree
+	cfg     *Config
+	prompts []string // template names a link may name; nil = not checked
 }
 
 func (p *loader) fail(path, fix, format string, args ...any) {
@@ -76,45 +76,6 @@ func (p *loader) language(path, what, code, fix string) {
 	}
 }
 
-func set[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
-	}
-}
-
-func setNum(dst *float64, v *number) {
-	if v != nil {
-		*dst = float64(*v)
-	}
-}
-
-func setInt(dst *int, v *wholeNumber) {
-	if v != nil {
-		*dst = int(*v)
-	}
-}
-
-func setDuration(dst *time.Duration, v *duration) {
-	if v != nil {
-		*dst = time.Duration(*v)
-	}
-}
-
-// orDefault is d, or def when d is 0.
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
-}
-
-func envValue(v *envVar) string {
-	if v == nil {
-		return ""
-	}
-	return string(*v)
-}
-
 func (l Loader) parse(path string, data []byte) (*Config, Errors) {
 	t, perr := parseTree(path, "", data)
 	if perr != nil {
@@ -124,47 +85,29 @@ func (l Loader) parse(path string, data []byte) (*Config, Errors) {
 		return nil, Errors{{File: path, Line: 1, Msg: "the config file is empty",
 			Fix: "create one from data/contentpipe.example.yaml or run `contentpipe run --demo`"}}
 	}
-	var r rawConfig
-	if !t.decode(&r) {
-		return nil, t.errs
-	}
 	cfg := Default(filepath.Dir(path))
 	cfg.Path = path
-	p := &loader{opt: l, t: t, cfg: cfg}
-	if r.EnvFile != nil {
-		p.envFile(*r.EnvFile) // before anything reads a variable
+	if !t.decodeInto(cfg) {
+		return nil, t.errs
 	}
-	p.paths(&r)
-	p.database(&r)
-	p.publish(r.Publish)
-	p.job(r.Job)
-	setInt(&cfg.RetentionDays, r.RetentionDays)
-	p.nonNegative("retention_days", cfg.RetentionDays)
-	p.links(&r)
-	p.retry(r.Retry)
-	p.quality(r.Quality)
-	p.shadow(r.Shadow)
-	p.alerts(r.Alerts)
-	p.schedule(r.Schedule)
-	p.health(r.Health)
-	p.budget(r.Budget)
+	p := &loader{opt: l, t: t, cfg: cfg}
+	if t.given["env_file"] {
+		p.envFile() // before anything reads a variable
+	}
+	for _, section := range []func(){p.paths, p.database, p.publish, p.job, p.links, p.retry, p.quality, p.shadow, p.alerts, p.schedule, p.health, p.budget} {
+		section()
+	}
 	return cfg, t.errs
 }
 
-func (p *loader) paths(r *rawConfig) {
+func (p *loader) paths() {
 	c := p.cfg
-	for _, k := range []struct {
-		key string
-		raw *string
-		dst *string
-	}{{"topics", r.Topics, &c.Topics}} {
-		if k.raw != nil {
-			p.check(strings.TrimSpace(*k.raw) != "", k.key, "remove the key for the default, or give a path", "%s: must not be empty", k.key)
-			*k.dst = resolvePath(c.Dir, *k.raw)
-		}
+	if p.t.given["topics"] {
+		p.check(strings.TrimSpace(c.Topics) != "", "topics", "remove the key for the default, or give a path", "topics: must not be empty")
+		c.Topics = resolvePath(c.Dir, c.Topics)
 	}
-	if r.PromptsDir != nil && *r.PromptsDir != "" {
-		c.PromptsDir = resolvePath(c.Dir, *r.PromptsDir)
+	if c.PromptsDir != "" {
+		c.PromptsDir = resolvePath(c.Dir, c.PromptsDir)
 		st, err := os.Stat(c.PromptsDir)
 		if !(err == nil && st.IsDir()) {
 			p.fail("prompts_dir", "create the directory (relative paths are relative to "+c.Dir+") or remove prompts_dir to use the embedded templates",
@@ -182,36 +125,19 @@ func (p *loader) paths(r *rawConfig) {
 	}
 }
 
-func (p *loader) publish(r rawPublish) {
+func (p *loader) publish() {
 	pub := &p.cfg.Publish
-	if r.Kind != nil {
-		pub.Kind = publish.Kind(*r.Kind)
-	}
 	target, known := publish.Lookup(pub.Kind)
-	kinds := make([]string, 0, len(publish.Kinds()))
-	for _, k := range publish.Kinds() {
-		kinds = append(kinds, string(k))
+	p.check(known, "publish.kind", suggest(string(pub.Kind), words(publish.Kinds()), "publish kinds"), "publish.kind: unknown kind %q", pub.Kind)
+	if p.t.given["publish.dir"] {
+		p.check(pub.Dir != "", "publish.dir", "remove the key for the default \"out\", or give a directory", "publish.dir: must not be empty")
+		pub.Dir = resolvePath(p.cfg.Dir, pub.Dir)
 	}
-	p.check(known, "publish.kind", suggest(string(pub.Kind), kinds, "publish kinds"), "publish.kind: unknown kind %q", pub.Kind)
-	if r.Dir != nil {
-		p.check(*r.Dir != "", "publish.dir", "remove the key for the default \"out\", or give a directory", "publish.dir: must not be empty")
-		pub.Dir = resolvePath(p.cfg.Dir, *r.Dir)
-	}
-	set(&pub.URL, r.URL)
-	set(&pub.Section, r.Section)
-	set(&pub.Bundle, r.Bundle)
-	set(&pub.User, r.User)
-	set(&pub.Status, r.Status)
-	setDuration(&pub.Delay, r.Delay)
-	pub.SecretEnv = envValue(r.SecretEnv)
-	pub.PasswordEnv = envValue(r.PasswordEnv)
 	if !known {
 		return
 	}
-	given := map[string]bool{"dir": r.Dir != nil, "url": r.URL != nil, "secret_env": r.SecretEnv != nil, "section": r.Section != nil,
-		"bundle": r.Bundle != nil, "user": r.User != nil, "password_env": r.PasswordEnv != nil, "status": r.Status != nil, "delay": r.Delay != nil}
 	for _, key := range []string{"dir", "url", "secret_env", "section", "bundle", "user", "password_env", "status", "delay"} {
-		if given[key] && !contains(target.Keys, key) {
+		if p.t.given["publish."+key] && !slices.Contains(target.Keys, key) {
 			p.warn("publish."+key, "publish.%s is ignored for kind %s", key, pub.Kind)
 		}
 	}
@@ -219,11 +145,8 @@ func (p *loader) publish(r rawPublish) {
 	for _, s := range []struct {
 		key, name string
 		into      func(string)
-	}{
-		{"secret_env", pub.SecretEnv, func(v string) { pub.Secret = []byte(v) }},
-		{"password_env", pub.PasswordEnv, func(v string) { pub.Password = v }},
-	} {
-		if s.name == "" || !contains(target.Keys, s.key) {
+	}{{"secret_env", pub.SecretEnv, func(v string) { pub.Secret = []byte(v) }}, {"password_env", pub.PasswordEnv, func(v string) { pub.Password = v }}} {
+		if s.name == "" || !slices.Contains(target.Keys, s.key) {
 			continue
 		}
 		v := p.opt.getenv(s.name)
@@ -243,70 +166,52 @@ func (p *loader) publish(r rawPublish) {
 	}
 }
 
-func (p *loader) job(r rawJob) {
-	j := &p.cfg.Job
-	setInt(&j.PostsPerRun, r.PostsPerRun)
+func (p *loader) job() {
+	j, given := p.cfg.Job, p.t.given
 	p.positive("job.posts_per_run", j.PostsPerRun)
-	setInt(&j.PostsPerDay, r.PostsPerDay)
 	p.nonNegative("job.posts_per_day", j.PostsPerDay)
-	setDuration(&j.Deadline, r.Deadline)
 	p.check(j.Deadline > 0, "job.deadline", "give the whole budget of one job, e.g. deadline: 15m", "job.deadline: must be longer than 0")
-	set(&j.Language, r.Language)
 	p.language("job.language", "job.language", j.Language, "use a lower-case language code such as en, tr, de, pt-BR")
-	setInt(&j.TargetWords, r.TargetWords)
 	p.positive("job.target_words", j.TargetWords)
-	setInt(&j.Parallel, r.Parallel)
 	p.positive("job.parallel", j.Parallel)
-	setDuration(&j.Lease, r.Lease)
-	setDuration(&j.WorkerLease, r.WorkerLease)
-	p.check(r.WorkerLease == nil || j.WorkerLease >= time.Second, "job.worker_lease", "use a lease of 1s or more (the heartbeat renews it every quarter), or remove the key for the default 2m", "job.worker_lease: %s is too short", j.WorkerLease)
-	setDuration(&j.DeliveryWindow, r.Delivery)
-	p.check(r.Delivery == nil || j.DeliveryWindow >= time.Second, "job.delivery_window", "use 1s or more (longer than one webhook call), or remove the key for the default 45s", "job.delivery_window: %s is too short", j.DeliveryWindow)
-	if wl, dw := orDefault(j.WorkerLease, telemetry.DefaultOwnerLease), orDefault(j.DeliveryWindow, telemetry.DefaultDeliveryWindow); wl < 2*dw && !p.t.isBad("job.worker_lease") && !p.t.isBad("job.delivery_window") {
+	p.check(!given["job.worker_lease"] || j.WorkerLease >= time.Second, "job.worker_lease", "use a lease of 1s or more (the heartbeat renews it every quarter), or remove the key for the default 2m", "job.worker_lease: %s is too short", j.WorkerLease)
+	p.check(!given["job.delivery_window"] || j.DeliveryWindow >= time.Second, "job.delivery_window", "use 1s or more (longer than one webhook call), or remove the key for the default 45s", "job.delivery_window: %s is too short", j.DeliveryWindow)
+	if wl, dw := cmp.Or(j.WorkerLease, telemetry.DefaultOwnerLease), cmp.Or(j.DeliveryWindow, telemetry.DefaultDeliveryWindow); wl < 2*dw && !p.t.isBad("job.worker_lease") && !p.t.isBad("job.delivery_window") {
 		at := "job.worker_lease"
-		if r.WorkerLease == nil {
+		if !given["job.worker_lease"] {
 			at = "job.delivery_window"
 		}
 		p.fail(at, fmt.Sprintf("make job.worker_lease at least %s or job.delivery_window at most %s", 2*dw, wl/2),
 			"job.worker_lease (%s) must be at least twice job.delivery_window (%s): a worker must still hold its lease when a delivery it started ends", wl, dw)
 	}
+	p.nonNegative("retention_days", p.cfg.RetentionDays)
 	if j.Lease > 0 && j.Lease < j.Deadline {
 		p.warn("job.lease", "job.lease (%s) is shorter than job.deadline (%s): a job still running when its lease ends may be taken over by another run and generated twice (it is still published once)", j.Lease, j.Deadline)
 	}
 }
 
-// linkPos remembers where a link was defined.
-type linkPos struct {
-	line  int    // line of its name key (or of the list item)
-	infra string // path of its infra key
-}
-
-func (p *loader) links(r *rawConfig) {
+func (p *loader) links() {
 	c := p.cfg
-	if _, given := p.t.paths["chain"]; !given {
-		p.check(false, "chain", "add a chain: list with at least one provider link ("+exampleConfig+")", "missing required key \"chain\"")
-		return
-	}
-	if len(r.Chain) == 0 {
-		p.check(false, "chain", "add at least one provider link under chain: ("+exampleConfig+")", "chain is empty")
+	if _, given := p.t.paths["chain"]; !given || len(c.Chain) == 0 {
+		fix, msg := "add a chain: list with at least one provider link ("+exampleConfig+")", "missing required key \"chain\""
+		if given {
+			fix, msg = "add at least one provider link under chain: ("+exampleConfig+")", "chain is empty"
+		}
+		p.check(false, "chain", fix, "%s", msg)
+		c.Candidates = nil // not checked without a chain
 		return
 	}
 	seen := map[string]int{}
-	var chainPos []linkPos
-	for i, raw := range r.Chain {
-		l, pos := p.link(raw, fmt.Sprintf("chain[%d]", i), seen)
-		c.Chain = append(c.Chain, l)
-		chainPos = append(chainPos, pos)
+	for i := range c.Chain {
+		p.link(&c.Chain[i], fmt.Sprintf("chain[%d]", i), seen)
 	}
-	for i, raw := range r.Candidates {
-		l, pos := p.link(raw, fmt.Sprintf("candidates[%d]", i), seen)
-		c.Candidates = append(c.Candidates, l)
-		p.candLines = append(p.candLines, pos.line)
+	for i := range c.Candidates {
+		p.link(&c.Candidates[i], fmt.Sprintf("candidates[%d]", i), seen)
 	}
 	for i := 1; i < len(c.Chain); i++ {
 		a, b := c.Chain[i-1], c.Chain[i]
 		if a.Infra != "" && a.Infra == b.Infra {
-			p.warn(chainPos[i].infra, "adjacent links %q and %q share infra %q: one outage takes out both in a row; put a link on other infrastructure between them",
+			p.warn(fmt.Sprintf("chain[%d].infra", i), "adjacent links %q and %q share infra %q: one outage takes out both in a row; put a link on other infrastructure between them",
 				a.Name, b.Name, a.Infra)
 		}
 	}
@@ -320,92 +225,79 @@ func nameOf(path, name string) string {
 	return fmt.Sprintf("%s (%s)", path, name)
 }
 
-func (p *loader) link(r rawLink, path string, seen map[string]int) (Link, linkPos) {
-	l := DefaultLink()
-	pos := linkPos{line: p.t.line(path + ".name"), infra: path + ".infra"}
-	req := func(key string, v *string, example string) bool {
-		p.check(v != nil, path+"."+key, "add "+key+": "+example+" to this link", "%s: missing required key %q", path, key)
-		return v != nil
+func (p *loader) link(l *Link, path string, seen map[string]int) {
+	given := func(key string) bool { return p.t.given[path+"."+key] }
+	req := func(key string, example string) bool {
+		p.check(given(key), path+"."+key, "add "+key+": "+example+" to this link", "%s: missing required key %q", path, key)
+		return given(key)
 	}
-	if req("name", r.Name, "gemini (a unique name of your choice)") {
-		l.Name = *r.Name
+	if req("name", "gemini (a unique name of your choice)") {
 		p.check(linkNameRE.MatchString(l.Name), path+".name", "use letters, digits, '-', '_' or '.', starting with a letter or digit", "%s.name: bad link name %q", path, l.Name)
 		if first, dup := seen[l.Name]; dup {
 			p.check(false, path+".name", "give each link a unique name (chain and candidates share one namespace)",
 				"%s: duplicate link name %q (first defined at line %d)", path, l.Name, first)
 		} else {
-			seen[l.Name] = pos.line
+			seen[l.Name] = p.t.line(path + ".name") // of its name key (or of the list item)
 		}
 	}
 	where := nameOf(path, l.Name)
-	if req("kind", r.Kind, "gemini or kind: openai") {
-		l.Kind = profile.Kind(*r.Kind)
-		p.check(slices.Contains(profile.Kinds(), l.Kind), path+".kind", suggest(*r.Kind, linkKinds, "link kinds")+" (openai = any OpenAI-compatible API)", "%s: unknown kind %q", where, l.Kind)
+	if req("kind", "gemini or kind: openai") {
+		p.check(slices.Contains(profile.Kinds(), l.Kind), path+".kind", suggest(string(l.Kind), linkKinds, "link kinds")+" (openai = any OpenAI-compatible API)", "%s: unknown kind %q", where, l.Kind)
 	}
-	if req("model", r.Model, "the provider's model id") {
-		l.Model = *r.Model
+	if req("model", "the provider's model id") {
 		p.check(l.Model != "", path+".model", "give the provider's model id, e.g. model: gemini-flash-latest", "%s: model must not be empty", where)
 	}
-	set(&l.BaseURL, r.BaseURL)
 	if l.Kind == profile.KindOpenAI {
 		p.check(l.BaseURL != "", path+".base_url",
 			"kind openai talks to any OpenAI-compatible API, so it needs that API's base URL, e.g. base_url: https://api.groq.com/openai/v1",
 			"%s: kind openai needs base_url", where)
 	}
 	p.check(l.BaseURL == "" || isHTTPURL(l.BaseURL), path+".base_url", "give an absolute http:// or https:// URL, or \"\" for the provider's default", "%s: base_url is not an http(s) URL", where)
-	p.provider(&l, r.Provider, path, where)
-	p.apiKey(&l, r, path, where)
-	set(&l.Infra, r.Infra)
-	for _, n := range []struct {
-		key string
-		raw *wholeNumber
-		dst *int
-	}{{"daily_cap", r.DailyCap, &l.DailyCap}, {"rpm", r.RPM, &l.RPM}, {"tpm", r.TPM, &l.TPM}, {"max_tokens", r.MaxTokens, &l.MaxTokens}} {
-		setInt(n.dst, n.raw)
-		p.nonNegative(path+"."+n.key, *n.dst)
+	p.provider(l, path, where)
+	p.apiKey(l, path, where)
+	p.nonNegative(path+".daily_cap", l.DailyCap)
+	p.nonNegative(path+".rpm", l.RPM)
+	p.nonNegative(path+".tpm", l.TPM)
+	p.nonNegative(path+".max_tokens", l.MaxTokens)
+	if strings.TrimSpace(l.CapReset) == "" {
+		l.CapReset = DefaultCapReset
 	}
-	if r.CapReset != nil && strings.TrimSpace(*r.CapReset) != "" {
-		norm, err := checkCapReset(*r.CapReset)
-		p.check(err == nil, path+".cap_reset", `write "HH:MM Zone" with an IANA zone, e.g. "00:00 America/Los_Angeles" (default "00:00 UTC")`,
-			"%s: bad %v", where, err)
-		l.CapReset = norm
-	}
-	setInt(&l.DailyTokens, r.DailyTok)
+	norm, err := checkCapReset(l.CapReset)
+	p.check(err == nil, path+".cap_reset", `write "HH:MM Zone" with an IANA zone, e.g. "00:00 America/Los_Angeles" (default "00:00 UTC")`,
+		"%s: bad %v", where, err)
+	l.CapReset = norm
 	p.nonNegative(path+".daily_tokens", l.DailyTokens)
-	setNum(&l.DailyBudgetUSD, r.DailyUSD)
 	p.check(l.DailyBudgetUSD >= 0, path+".daily_budget_usd", "use 0 (none) or a positive amount in USD", "%s: daily_budget_usd must not be negative", where)
-	l.Price, l.PriceKnown = builtinPrice(l.Model)
-	if r.Price.InputPerMTok != nil || r.Price.OutputPerMTok != nil {
-		l.PriceKnown = true
-	}
-	setNum(&l.Price.InputPerMTok, r.Price.InputPerMTok)
-	setNum(&l.Price.OutputPerMTok, r.Price.OutputPerMTok)
-	for _, pr := range []struct {
-		key string
-		v   float64
-	}{{"input_per_mtok", l.Price.InputPerMTok}, {"output_per_mtok", l.Price.OutputPerMTok}} {
-		key := pr.key
-		p.check(pr.v >= 0, path+".price."+key, "use 0 or a positive price in USD per million tokens", "%s.price.%s: must not be negative", path, key)
-	}
-	setDuration(&l.Timeouts.Connect, r.Timeouts.Connect)
-	setDuration(&l.Timeouts.FirstToken, r.Timeouts.FirstToken)
-	setDuration(&l.Timeouts.Idle, r.Timeouts.Idle)
-	setDuration(&l.Timeouts.Total, r.Timeouts.Total)
-	p.jsonMode(&l, r.JSONMode, path, where)
-	set(&l.Stream, r.Stream)
-	set(&l.Prompt, r.Prompt)
+	p.price(l, path)
+	p.jsonMode(l, given("json_mode"), path, where)
 	if l.Prompt != "" && p.prompts != nil {
 		fix := suggest(l.Prompt, p.prompts, "available prompts")
 		if closest(l.Prompt, p.prompts) == "" {
 			fix = "use one of " + strings.Join(p.prompts, ", ") + ", or remove prompt: to use the " + string(l.Kind) + " family's template"
 		}
-		p.check(contains(p.prompts, l.Prompt), path+".prompt", fix, "%s: unknown prompt %q", where, l.Prompt)
+		p.check(slices.Contains(p.prompts, l.Prompt), path+".prompt", fix, "%s: unknown prompt %q", where, l.Prompt)
 	}
-	return l, pos
 }
 
-func (p *loader) apiKey(l *Link, r rawLink, path, where string) {
-	l.APIKeyEnv = envValue(r.APIKeyEnv)
+// price is the link's price: the built-in one of its model, with what the
+// link's price: gives over it.
+func (p *loader) price(l *Link, path string) {
+	in, out := p.t.given[path+".price.input_per_mtok"], p.t.given[path+".price.output_per_mtok"]
+	builtin, known := builtinPrice(l.Model)
+	if !in {
+		l.Price.InputPerMTok = builtin.InputPerMTok
+	}
+	if !out {
+		l.Price.OutputPerMTok = builtin.OutputPerMTok
+	}
+	l.PriceKnown = known || in || out
+	for i, v := range []float64{l.Price.InputPerMTok, l.Price.OutputPerMTok} {
+		key := []string{"input_per_mtok", "output_per_mtok"}[i]
+		p.check(v >= 0, path+".price."+key, "use 0 or a positive price in USD per million tokens", "%s.price.%s: must not be negative", path, key)
+	}
+}
+
+func (p *loader) apiKey(l *Link, path, where string) {
 	if l.Kind == profile.KindGemini && l.BaseURL == "" {
 		p.check(l.APIKeyEnv != "", path+".api_key_env", "name the variable holding the key, e.g. api_key_env: GEMINI_API_KEY", "%s: the Gemini API needs a key but api_key_env is not set", where)
 	}
@@ -418,18 +310,17 @@ func (p *loader) apiKey(l *Link, r rawLink, path, where string) {
 		"%s: %s is not set", where, l.APIKeyEnv)
 }
 
-func (p *loader) jsonMode(l *Link, raw *string, path, where string) {
-	mode := ""
-	set(&mode, raw)
+func (p *loader) jsonMode(l *Link, given bool, path, where string) {
+	mode := l.JSONMode
+	l.JSONMode = ""
 	switch {
 	case l.Kind == profile.KindGemini:
 		p.check(mode == "", path+".json_mode", "remove json_mode: Gemini links always send responseJsonSchema", "%s: json_mode applies to kind openai only", where)
-	case raw == nil:
+	case !given:
 		l.JSONMode = "json_object"
 	case mode == "none" || mode == "":
-		l.JSONMode = ""
 	default:
-		p.check(contains(jsonModes, mode), path+".json_mode", suggest(mode, jsonModes, "json modes"), "%s: unknown json_mode %q", where, mode)
+		p.check(slices.Contains(jsonModes, mode), path+".json_mode", suggest(mode, jsonModes, "json modes"), "%s: unknown json_mode %q", where, mode)
 		l.JSONMode = mode
 	}
 }
@@ -447,31 +338,20 @@ func checkCapReset(s string) (string, error) {
 	return fmt.Sprintf("%02d:%02d %s", r.Hour, r.Minute, r.Loc), nil
 }
 
-// kindNames are the link kinds as the words a fix suggests.
-func kindNames() []string {
-	var out []string
-	for _, k := range profile.Kinds() {
+// words are kinds as the words a fix suggests.
+func words[K ~string](kinds []K) []string {
+	out := make([]string, 0, len(kinds))
+	for _, k := range kinds {
 		out = append(out, string(k))
 	}
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // budget reads the chain-wide money limits and checks that every link has
 // a known price when any money limit is set (an unknown price would make
 // its spend invisible to the budget).
-func (p *loader) budget(r rawBudget) {
-	b := &p.cfg.Budget
-	setNum(&b.DailyUSD, r.DailyUSD)
-	setNum(&b.MonthlyUSD, r.MonthlyUSD)
+func (p *loader) budget() {
+	b := p.cfg.Budget
 	for _, k := range []struct {
 		key string
 		v   float64
@@ -495,8 +375,7 @@ func (p *loader) budget(r rawBudget) {
 
 // provider resolves `provider:`: one of the profiles, matching the link's
 // kind; empty picks it from base_url and name (profile.Detect).
-func (p *loader) provider(l *Link, raw *string, path, where string) {
-	set(&l.Provider, raw)
+func (p *loader) provider(l *Link, path, where string) {
 	if l.Provider == "" || !slices.Contains(profile.Kinds(), l.Kind) {
 		return
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -11,167 +12,86 @@ import (
 	"github.com/goccy/go-yaml/ast"
 )
 
-// The raw* structs are the files as written: one tagged field per key, which
-// the decoder fills (refusing any key that is not here), and a nil pointer
-// for a key that is absent or null, so that an explicit 0 or "" is not
-// mistaken for "use the default". The defaults live in Default and
-// DefaultLink only; Parse copies every non-nil field over them.
+// The decoder does not fill Config directly: goccy would truncate 4.5 to 4,
+// take "4" for 4 and let a pasted key pass for a variable name, and a
+// decoded 0 or "" could not be told from an absent key. It fills the raw
+// form of a type instead (rawType): the same tagged fields, each leaf a
+// pointer (nil = absent or null) to a type that checks the value as it is
+// decoded. fill then copies every non-nil leaf over the defaults.
 
-type rawConfig struct {
-	EnvFile        *string      `yaml:"env_file"`
-	Database       *string      `yaml:"database"`
-	DatabaseURLEnv *envVar      `yaml:"database_url_env"`
-	Topics         *string      `yaml:"topics"`
-	PromptsDir     *string      `yaml:"prompts_dir"`
-	Publish        rawPublish   `yaml:"publish"`
-	Job            rawJob       `yaml:"job"`
-	RetentionDays  *wholeNumber `yaml:"retention_days"`
-	Chain          []rawLink    `yaml:"chain"`
-	Candidates     []rawLink    `yaml:"candidates"`
-	Retry          rawRetry     `yaml:"retry"`
-	Quality        rawQuality   `yaml:"quality"`
-	Shadow         rawShadow    `yaml:"shadow"`
-	Alerts         rawAlerts    `yaml:"alerts"`
-	Schedule       rawSchedule  `yaml:"schedule"`
-	Health         rawHealth    `yaml:"health"`
-	Budget         rawBudget    `yaml:"budget"`
+// rawType is t as written in a file: a struct keeps its tagged fields
+// (untagged ones are not in the file) with their tags; a leaf becomes a
+// pointer to its validating type; a list of structs a list of raw ones.
+func rawType(t reflect.Type) reflect.Type {
+	switch t.Kind() {
+	case reflect.Struct:
+		var fields []reflect.StructField
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if key := yamlKey(f); key != "" {
+				f.Type = rawType(f.Type)
+				if strings.HasSuffix(key, "_env") {
+					f.Type = reflect.TypeFor[*envVar]()
+				}
+				fields = append(fields, reflect.StructField{Name: f.Name, Type: f.Type, Tag: f.Tag})
+			}
+		}
+		return reflect.StructOf(fields)
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Struct {
+			return reflect.SliceOf(rawType(t.Elem()))
+		}
+		return t
+	case reflect.Int64:
+		return reflect.TypeFor[*duration]() // time.Duration, the only int64 of the file
+	case reflect.Int:
+		return reflect.TypeFor[*wholeNumber]()
+	case reflect.Float64:
+		return reflect.TypeFor[*number]()
+	}
+	return reflect.PointerTo(t) // strings and bools as they are
 }
 
-type rawBudget struct {
-	DailyUSD   *number `yaml:"daily_usd"`
-	MonthlyUSD *number `yaml:"monthly_usd"`
-}
-
-type rawPublish struct {
-	Kind        *string   `yaml:"kind"`
-	Dir         *string   `yaml:"dir"`
-	URL         *string   `yaml:"url"`
-	SecretEnv   *envVar   `yaml:"secret_env"`
-	Section     *string   `yaml:"section"`
-	Bundle      *bool     `yaml:"bundle"`
-	User        *string   `yaml:"user"`
-	PasswordEnv *envVar   `yaml:"password_env"`
-	Status      *string   `yaml:"status"`
-	Delay       *duration `yaml:"delay"`
-}
-
-type rawJob struct {
-	PostsPerRun *wholeNumber `yaml:"posts_per_run"`
-	PostsPerDay *wholeNumber `yaml:"posts_per_day"`
-	Deadline    *duration    `yaml:"deadline"`
-	Language    *string      `yaml:"language"`
-	TargetWords *wholeNumber `yaml:"target_words"`
-	Parallel    *wholeNumber `yaml:"parallel"`
-	Lease       *duration    `yaml:"lease"`
-	WorkerLease *duration    `yaml:"worker_lease"`
-	Delivery    *duration    `yaml:"delivery_window"`
-}
-
-type rawLink struct {
-	Name      *string      `yaml:"name"`
-	Kind      *string      `yaml:"kind"`
-	Model     *string      `yaml:"model"`
-	APIKeyEnv *envVar      `yaml:"api_key_env"`
-	BaseURL   *string      `yaml:"base_url"`
-	Provider  *string      `yaml:"provider"`
-	Infra     *string      `yaml:"infra"`
-	DailyCap  *wholeNumber `yaml:"daily_cap"`
-	DailyTok  *wholeNumber `yaml:"daily_tokens"`
-	DailyUSD  *number      `yaml:"daily_budget_usd"`
-	Prompt    *string      `yaml:"prompt"`
-	RPM       *wholeNumber `yaml:"rpm"`
-	TPM       *wholeNumber `yaml:"tpm"`
-	CapReset  *string      `yaml:"cap_reset"`
-	Price     rawPrice     `yaml:"price"`
-	Timeouts  rawTimeouts  `yaml:"timeouts"`
-	JSONMode  *string      `yaml:"json_mode"`
-	Stream    *bool        `yaml:"stream"`
-	MaxTokens *wholeNumber `yaml:"max_tokens"`
-}
-
-type rawPrice struct {
-	InputPerMTok  *number `yaml:"input_per_mtok"`
-	OutputPerMTok *number `yaml:"output_per_mtok"`
-}
-
-type rawTimeouts struct {
-	Connect    *duration `yaml:"connect"`
-	FirstToken *duration `yaml:"first_token"`
-	Total      *duration `yaml:"total"`
-	Idle       *duration `yaml:"idle"`
-}
-
-type rawRetry struct {
-	RateLimited struct {
-		Wait       *duration    `yaml:"wait"`
-		MaxRetries *wholeNumber `yaml:"max_retries"`
-		MaxWait    *duration    `yaml:"max_wait"`
-	} `yaml:"rate_limited"`
-	ServerError rawWait `yaml:"server_error"`
-	AuthError   struct {
-		Halt *bool `yaml:"halt"`
-	} `yaml:"auth_error"`
-	Other   rawWait    `yaml:"other"`
-	Circuit rawCircuit `yaml:"circuit"`
-}
-
-type rawWait struct {
-	Wait *duration `yaml:"wait"`
-}
-
-type rawCircuit struct {
-	Window      *duration    `yaml:"window"`
-	MinSamples  *wholeNumber `yaml:"min_samples"`
-	FailureRate *number      `yaml:"failure_rate"`
-	Cooldown    *duration    `yaml:"cooldown"`
-	MaxCooldown *duration    `yaml:"max_cooldown"`
-	CloseAfter  *wholeNumber `yaml:"close_after"`
-}
-
-type rawQuality struct {
-	Schema            *string      `yaml:"schema"`
-	Threshold         *number      `yaml:"threshold"`
-	MinSections       *wholeNumber `yaml:"min_sections"`
-	MinSectionWords   *wholeNumber `yaml:"min_section_words"`
-	BannedPhrasesFile *string      `yaml:"banned_phrases_file"`
-}
-
-type rawShadow struct {
-	Providers  []string `yaml:"providers"`
-	SampleRate *number  `yaml:"sample_rate"`
-}
-
-type rawAlerts struct {
-	Telegram struct {
-		TokenEnv    *envVar `yaml:"token_env"`
-		ChatIDEnv   *envVar `yaml:"chat_id_env"`
-		APIEndpoint *string `yaml:"api_endpoint"`
-	} `yaml:"telegram"`
-	BudgetWarnAt      *number   `yaml:"budget_warn_at"`
-	ProviderDownAfter *duration `yaml:"provider_down_after"`
-	BacklogLowDays    *number   `yaml:"backlog_low_days"`
-}
-
-type rawSchedule struct {
-	Run    *string `yaml:"run"`
-	Health *string `yaml:"health"`
-	Report *string `yaml:"report"`
-}
-
-type rawTopic struct {
-	ID          *string      `yaml:"id"`
-	Title       *string      `yaml:"title"`
-	Category    *string      `yaml:"category"`
-	Keywords    []string     `yaml:"keywords"`
-	Language    *string      `yaml:"language"`
-	TargetWords *wholeNumber `yaml:"target_words"`
-	Priority    *wholeNumber `yaml:"priority"`
-	NotBefore   *string      `yaml:"not_before"`
-	Repeat      *string      `yaml:"repeat"`
+// fill copies the raw value src (of rawType(dst's type)) into dst, the
+// given ones over what dst holds; each list item starts from its defaults
+// (DefaultLink for a link). It records the path of every value the file
+// gives in given.
+func fill(dst, src reflect.Value, path string, given map[string]bool) {
+	switch src.Kind() {
+	case reflect.Pointer:
+		if !src.IsNil() {
+			dst.Set(src.Elem().Convert(dst.Type()))
+			given[path] = true
+		}
+	case reflect.Struct:
+		for i := range src.NumField() {
+			f := src.Type().Field(i)
+			fill(dst.FieldByName(f.Name), src.Field(i), joinPath(path, yamlKey(f)), given)
+		}
+	case reflect.Slice:
+		if src.IsNil() {
+			return
+		}
+		given[path] = true
+		if src.Type() == dst.Type() {
+			dst.Set(src)
+			return
+		}
+		if src.Len() == 0 {
+			return // a list of none is nil, as a list built one by one
+		}
+		dst.Set(reflect.MakeSlice(dst.Type(), src.Len(), src.Len()))
+		for i := range src.Len() {
+			if l, ok := dst.Index(i).Addr().Interface().(*Link); ok {
+				*l = DefaultLink()
+			}
+			fill(dst.Index(i), src.Index(i), fmt.Sprintf("%s[%d]", path, i), given)
+		}
+	}
 }
 
 // valueError is a value of the right YAML shape that a field type refuses
-// while decoding, with the node it is about; decodeAll reports it at that
+// while decoding, with the node it is about; explain reports it at that
 // node's path and line.
 type valueError struct {
 	node ast.Node
@@ -278,7 +198,7 @@ func (d *duration) UnmarshalYAML(node ast.Node) error {
 // upper-case letters, digits and '_', not starting with a digit. Anything
 // else is refused without being echoed, because what is there instead is
 // often the secret itself (a Groq key, gsk_…, even looks like a lower-case
-// variable name). Every *_env field of the raw structs has this type.
+// variable name). rawType gives every *_env key this type.
 type envVar string
 
 // UnmarshalYAML takes a string that is a conventional variable name, or "".
@@ -295,22 +215,17 @@ func (e *envVar) UnmarshalYAML(node ast.Node) error {
 	return nil
 }
 
-// keysOf lists the yaml keys of the struct type that the raw path (relative
-// to the file's root, e.g. "chain[1].price") decodes into, for did-you-mean
-// hints; nil when the path is not a mapping.
+// keysOf lists the yaml keys of the struct type that the path (relative
+// to the file's root, e.g. "chain[1].price") decodes into, in the raw type
+// root, for did-you-mean hints; nil when the path is not a mapping.
 func keysOf(root reflect.Type, path string) []string {
 	t := root
-	for _, seg := range splitPath(path) {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
+	for _, seg := range strings.Split(strings.ReplaceAll(path, "[", ".["), ".") {
 		switch {
-		case strings.HasPrefix(seg, "["):
-			if t.Kind() != reflect.Slice {
-				return nil
-			}
+		case seg == "":
+		case seg[0] == '[' && t.Kind() == reflect.Slice:
 			t = t.Elem()
-		case t.Kind() == reflect.Struct:
+		case seg[0] != '[' && t.Kind() == reflect.Struct:
 			f, ok := fieldByKey(t, seg)
 			if !ok {
 				return nil
@@ -319,9 +234,6 @@ func keysOf(root reflect.Type, path string) []string {
 		default:
 			return nil
 		}
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct {
 		return nil
@@ -345,22 +257,4 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 func yamlKey(f reflect.StructField) string {
 	k, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 	return k
-}
-
-// splitPath splits "chain[1].price.input_per_mtok" into "chain", "[1]",
-// "price", "input_per_mtok".
-func splitPath(path string) []string {
-	var segs []string
-	for _, part := range strings.Split(path, ".") {
-		for part != "" {
-			i := strings.IndexByte(part[1:], '[') + 1
-			if i == 0 {
-				segs = append(segs, part)
-				break
-			}
-			segs = append(segs, part[:i])
-			part = part[i:]
-		}
-	}
-	return segs
 }

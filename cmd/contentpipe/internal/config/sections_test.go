@@ -251,7 +251,7 @@ func TestClosest(t *testing.T) {
 		{"zzzzzz", ""},
 		{"db", ""},
 	} {
-		if got := closest(tc.in, keysOf(reflect.TypeOf(rawConfig{}), "")); got != tc.want {
+		if got := closest(tc.in, keysOf(rawType(reflect.TypeOf(Config{})), "")); got != tc.want {
 			t.Errorf("closest(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

@@ -18,15 +18,15 @@ const MaxTopicIDBytes = 200
 
 // Topic is one entry of the topics file: a work unit that is published once.
 type Topic struct {
-	ID          string   // unique, slug-safe: letters, digits, '-', '_', '.'
-	Title       string   // required
-	Category    string   // optional
-	Keywords    []string // optional
-	Language    string   // "" = job.language
-	TargetWords int      // 0 = job.target_words
-	Priority    int      // higher first; default 0
-	NotBefore   string   // UTC date YYYY-MM-DD before which it is not due; "" = none
-	Repeat      string   // "", "daily", "weekly" or "monthly"
+	ID          string   `yaml:"id"`           // unique, slug-safe: letters, digits, '-', '_', '.'
+	Title       string   `yaml:"title"`        // required
+	Category    string   `yaml:"category"`     // optional
+	Keywords    []string `yaml:"keywords"`     // optional
+	Language    string   `yaml:"language"`     // "" = job.language
+	TargetWords int      `yaml:"target_words"` // 0 = job.target_words
+	Priority    int      `yaml:"priority"`     // higher first; default 0
+	NotBefore   string   `yaml:"not_before"`   // UTC date YYYY-MM-DD before which it is not due; "" = none
+	Repeat      string   `yaml:"repeat"`       // "", "daily", "weekly" or "monthly"
 }
 
 // The values of a topic's repeat key.
@@ -74,19 +74,20 @@ func (l Loader) ParseTopics(path string, data []byte) ([]Topic, error) {
 		return nil, (&Error{File: path, Line: max(lineOf(t.body), 1), Msg: "topics: want a list of topics, got " + describe(t.body),
 			Fix: "write the file as a YAML list with one `- id: …` entry per topic"}).list()
 	}
-	var raw []rawTopic
-	if !t.decode(&raw) {
+	var all []Topic
+	if !t.decodeInto(&all) {
 		return nil, t.errs.orNil()
 	}
 	p := &loader{opt: l, t: t}
-	topics := make([]Topic, 0, len(raw))
+	topics := make([]Topic, 0, len(all))
 	seen := map[string]int{}
-	for i, r := range raw {
+	for i := range all {
 		path := fmt.Sprintf("topics[%d]", i)
 		if t.isBad(path) {
 			continue
 		}
-		topics = append(topics, p.topic(r, path, seen))
+		p.topic(&all[i], path, seen)
+		topics = append(topics, all[i])
 	}
 	if err := t.errs.orNil(); err != nil {
 		return nil, err
@@ -94,53 +95,41 @@ func (l Loader) ParseTopics(path string, data []byte) ([]Topic, error) {
 	return topics, nil
 }
 
-func (p *loader) topic(r rawTopic, path string, seen map[string]int) Topic {
-	var t Topic
-	p.check(r.ID != nil, path+".id", "add id: a-unique-slug to this topic (it keys the job; never change it once published)", "%s: missing required key \"id\"", path)
-	if r.ID != nil {
-		t.ID = strings.TrimSpace(*r.ID)
-		line := p.t.line(path + ".id")
+func (p *loader) topic(t *Topic, path string, seen map[string]int) {
+	given := func(key string) bool { return p.t.given[path+"."+key] }
+	t.ID, t.Title, t.NotBefore = strings.TrimSpace(t.ID), strings.TrimSpace(t.Title), strings.TrimSpace(t.NotBefore)
+	p.check(given("id"), path+".id", "add id: a-unique-slug to this topic (it keys the job; never change it once published)", "%s: missing required key \"id\"", path)
+	if given("id") {
 		p.check(linkNameRE.MatchString(t.ID), path+".id", "use letters, digits, '-', '_' or '.', starting with a letter or digit", "%s: bad topic id %q", path, t.ID)
 		p.check(len(t.ID) <= MaxTopicIDBytes, path+".id", fmt.Sprintf("shorten the id to at most %d bytes (it keys the job in the database)", MaxTopicIDBytes),
 			"%s: topic id %.40q… is %d bytes long, over %d", path, t.ID, len(t.ID), MaxTopicIDBytes)
 		if first, dup := seen[t.ID]; dup {
 			p.check(false, path+".id", "give each topic a unique id", "%s: duplicate topic id %q (first defined at line %d)", path, t.ID, first)
 		} else {
-			seen[t.ID] = line
+			seen[t.ID] = p.t.line(path + ".id")
 		}
 	}
 	where := nameOf(path, t.ID)
-	p.check(r.Title != nil, path+".title", "add title: … to this topic", "%s: missing required key \"title\"", where)
-	if r.Title != nil {
-		t.Title = strings.TrimSpace(*r.Title)
-		p.check(t.Title != "", path+".title", "give the topic a title", "%s: title must not be empty", where)
-	}
-	set(&t.Category, r.Category)
-	t.Keywords = r.Keywords
+	p.check(given("title"), path+".title", "add title: … to this topic", "%s: missing required key \"title\"", where)
+	p.check(!given("title") || t.Title != "", path+".title", "give the topic a title", "%s: title must not be empty", where)
 	p.noNUL(path, where, "title", t.Title)
 	p.noNUL(path, where, "category", t.Category)
 	p.noNUL(path, where, "keywords", strings.Join(t.Keywords, ","))
-	set(&t.Language, r.Language)
 	if t.Language != "" {
 		p.language(path+".language", where, t.Language, "use a lower-case language code such as en, tr, de, pt-BR, or remove it to use job.language")
 	}
-	if r.TargetWords != nil {
-		t.TargetWords = int(*r.TargetWords)
+	if given("target_words") {
 		p.positive(path+".target_words", t.TargetWords)
 	}
-	setInt(&t.Priority, r.Priority)
-	if r.NotBefore != nil {
-		t.NotBefore = strings.TrimSpace(*r.NotBefore)
+	if given("not_before") {
 		_, err := time.Parse(time.DateOnly, t.NotBefore)
 		p.check(err == nil, path+".not_before", "give a UTC date, e.g. not_before: 2026-12-05", "%s: not_before %q is not a date YYYY-MM-DD", where, t.NotBefore)
 	}
-	set(&t.Repeat, r.Repeat)
 	switch t.Repeat {
 	case "", RepeatDaily, RepeatWeekly, RepeatMonthly:
 	default:
 		p.check(false, path+".repeat", "use repeat: daily, weekly or monthly, or remove it for a topic published once", "%s: unknown repeat %q", where, t.Repeat)
 	}
-	return t
 }
 
 // noNUL refuses a NUL byte in a topic's text: PostgreSQL cannot store one
