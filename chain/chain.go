@@ -268,22 +268,24 @@ func (c *Chain) halt(e *ProviderError) {
 	}
 }
 
-// tooLargeFor is the set of links that refused job's request as too large
-// in earlier walks (none when the store cannot say).
-func (c *Chain) tooLargeFor(ctx context.Context, job Job) (map[string]bool, error) {
-	src, ok := c.Store.(TooLargeSource)
+// history reads job's earlier walks when the store can say (none when
+// it cannot): the links that refused its request as too large, and the
+// walk's numbering starts at the next attempt.
+func (c *Chain) history(ctx context.Context, job Job, numbers *numbering) (tooLarge map[string]bool, err error) {
+	src, ok := c.Store.(JobHistorySource)
 	if !ok {
 		return nil, nil
 	}
-	names, err := src.TooLargeFor(ctx, job.ID)
+	h, err := src.JobHistory(ctx, job.ID)
 	if err != nil {
-		return nil, fmt.Errorf("too-large links of %s: %w", job.ID, err)
+		return nil, fmt.Errorf("history of %s: %w", job.ID, err)
 	}
-	set := map[string]bool{}
-	for _, n := range names {
-		set[n] = true
+	numbers.next = h.NextAttempt
+	tooLarge = map[string]bool{}
+	for _, n := range h.TooLarge {
+		tooLarge[n] = true
 	}
-	return set, nil
+	return tooLarge, nil
 }
 
 // DefaultDeadline is the budget of one job when Chain.Deadline is 0.
@@ -318,7 +320,7 @@ func (c *Chain) Generate(ctx context.Context, job Job) (Result, error) {
 	// walk's result for their comparison when it ends.
 	sh := c.startShadow(ctx, job, deadlineBudget)
 	defer func() { sh.done(w.res) }()
-	tooLarge, err := c.tooLargeFor(ctx, job)
+	tooLarge, err := c.history(ctx, job, w.numbers)
 	if err != nil {
 		return w.res, err
 	}

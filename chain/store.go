@@ -280,11 +280,18 @@ type Store interface {
 	UpdateProviderState(ctx context.Context, provider string, fn func(*ProviderState) []Transition) error
 }
 
-// TooLargeSource is implemented by stores that can say which links
-// refused a job's request as too large in earlier walks (telemetry.Store):
-// the walk skips those links for that job (SkipTooLarge) without a call.
-type TooLargeSource interface {
-	TooLargeFor(ctx context.Context, jobID string) ([]string, error)
+// JobHistory is what a job's earlier walks left that its next walk needs.
+type JobHistory struct {
+	NextAttempt int      // the attempt number the walk's first call takes (1 when none yet)
+	TooLarge    []string // links that refused the job's request as too large
+}
+
+// JobHistorySource is implemented by stores that read a job's history in
+// one query (telemetry.Store): the walk skips the TooLarge links for that
+// job (SkipTooLarge) without a call, and numbers its calls from
+// NextAttempt instead of asking Store.NextAttempt.
+type JobHistorySource interface {
+	JobHistory(ctx context.Context, jobID string) (JobHistory, error)
 }
 
 // JobRecord is one row of the jobs table.

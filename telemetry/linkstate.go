@@ -39,23 +39,29 @@ func (s *Store) MisconfiguredLinks(ctx context.Context) ([]MisconfiguredLink, er
 	return out, nil
 }
 
-var _ chain.TooLargeSource = (*Store)(nil)
+var _ chain.JobHistorySource = (*Store)(nil)
 
-// TooLargeFor returns the links whose job calls for jobID were refused as
-// too large.
-func (s *Store) TooLargeFor(ctx context.Context, jobID string) ([]string, error) {
-	var out []string
-	err := s.each(ctx, `SELECT DISTINCT provider FROM calls WHERE request_id = ? AND outcome = 'too_large' AND purpose = 'job' ORDER BY provider`,
-		[]any{jobID}, func(r *sql.Rows) error {
-			var p string
-			if err := r.Scan(&p); err != nil {
-				return err
-			}
-			out = append(out, p)
-			return nil
-		})
-	if err != nil {
-		return nil, fmt.Errorf("too-large links of %s: %w", jobID, s.queryErr(err))
+// JobHistory reads jobID's calls once: its next attempt number and the
+// links whose job calls were refused as too large (a second query only
+// when there are some).
+func (s *Store) JobHistory(ctx context.Context, jobID string) (chain.JobHistory, error) {
+	var h chain.JobHistory
+	var tooLarge int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(attempt), 0) + 1, count(CASE WHEN outcome = 'too_large' AND purpose = 'job' THEN 1 END)
+FROM calls WHERE request_id = ?`, jobID).Scan(&h.NextAttempt, &tooLarge)
+	if err == nil && tooLarge > 0 {
+		err = s.each(ctx, `SELECT DISTINCT provider FROM calls WHERE request_id = ? AND outcome = 'too_large' AND purpose = 'job' ORDER BY provider`,
+			[]any{jobID}, func(r *sql.Rows) error {
+				var p string
+				if err := r.Scan(&p); err != nil {
+					return err
+				}
+				h.TooLarge = append(h.TooLarge, p)
+				return nil
+			})
 	}
-	return out, nil
+	if err != nil {
+		return chain.JobHistory{}, fmt.Errorf("history of %s: %w", jobID, s.queryErr(err))
+	}
+	return h, nil
 }

@@ -63,11 +63,14 @@ func testLinkStateReads(t *testing.T) {
 	if _, ok, err := s.LastFailure(ctx, "cerebras"); ok || err != nil {
 		t.Fatalf("a link that never failed: %v %v", ok, err)
 	}
-	if got, err := s.TooLargeFor(ctx, "j1"); err != nil || len(got) != 1 || got[0] != "groq" {
+	if got, err := s.JobHistory(ctx, "j1"); err != nil || len(got.TooLarge) != 1 || got.TooLarge[0] != "groq" {
 		t.Fatalf("too large for j1: %v %v", got, err)
 	}
-	if got, err := s.TooLargeFor(ctx, "j2"); err != nil || len(got) != 0 {
-		t.Fatalf("too large for j2: %v %v", got, err)
+	if got, err := s.JobHistory(ctx, "j2"); err != nil || len(got.TooLarge) != 0 || got.NextAttempt < 2 {
+		t.Fatalf("history of j2: %+v %v, want no too-large link and an attempt after the recorded one", got, err)
+	}
+	if got, err := s.JobHistory(ctx, "never"); err != nil || got.NextAttempt != 1 || got.TooLarge != nil {
+		t.Fatalf("history of a job without calls: %+v %v, want attempt 1", got, err)
 	}
 	_, rows, err := s.Query(ctx, "SELECT usage_suspect, input_tokens FROM calls WHERE request_id = 'j2'")
 	if err != nil || len(rows) != 1 || rows[0][0].(string) == "" {
