@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -374,4 +375,41 @@ func FuzzArticleDocValid(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc string) {
 		checkFastSchema(t, sc, doc)
 	})
+}
+
+// TestLitMatcherConcurrent: goroutines scanning at once through one
+// matcher, each filling the transitions its texts take first, all find
+// exactly the literals strings.Contains finds (run with -race).
+func TestLitMatcherConcurrent(t *testing.T) {
+	lits := make([]string, 0, 64)
+	for _, r := range metaRules {
+		lits = append(lits, r.need...)
+	}
+	m := newLitMatcher(lits)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 9))
+			for range 200 {
+				var b strings.Builder
+				for range 1 + rng.IntN(12) {
+					b.WriteString(lits[rng.IntN(len(lits))][:1+rng.IntN(3)])
+					b.WriteString(lits[rng.IntN(len(lits))])
+					b.WriteByte(" .,x"[rng.IntN(4)])
+				}
+				text := b.String()
+				found := make([]uint64, (len(lits)+63)/64)
+				m.scan(text, found)
+				for i, l := range lits {
+					if got := hasAny(found, []int32{int32(i)}); got != strings.Contains(text, l) {
+						t.Errorf("literal %q in %q: found=%v", l, text, got)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

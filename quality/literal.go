@@ -3,6 +3,7 @@ package quality
 import (
 	"regexp/syntax"
 	"slices"
+	"sync/atomic"
 )
 
 // The meta rules run their regexps only on fields that contain one of the
@@ -189,14 +190,24 @@ func union(a, b []string) []string {
 }
 
 // litMatcher finds which of a fixed set of literals occur in a text, in one
-// pass (an Aho-Corasick automaton as a DFA over byte classes).
+// pass: an Aho-Corasick automaton over byte classes whose DFA transitions
+// are filled in as texts first take them. Building the full table up front
+// (the meta rules' 3,489 literals: 34,542 states × 79 classes) cost every
+// process that gates an article 0.1–0.2 s and 22 MB; a text takes a few
+// hundred of its transitions. It is safe for concurrent use: a transition
+// is a pure function of the automaton, so racing fillers store one value.
 type litMatcher struct {
 	class  [256]uint8
 	nclass int
-	delta  []int32  // state*nclass + class → state (while building)
-	fast   []uint32 // state*nclass + class → next state*nclass, | hasOut
-	outs   [][]int32
-	n      int // literals
+	// The literals' trie: the root's children by class, every other
+	// state's as a list (first child, next sibling) with its class.
+	root        [256]int32
+	first, next []int32
+	label       []uint8
+	fail        []int32   // longest proper suffix of a state that is a state
+	fast        []uint32  // state*nclass + class → next state*nclass | known | hasOut; 0 = not filled yet
+	outs        [][]int32 // literals ending at a state, its suffixes' included
+	n           int       // literals
 }
 
 // newLitMatcher builds a matcher for lits; literal i is reported as i.
@@ -211,80 +222,107 @@ func newLitMatcher(lits []string) *litMatcher {
 		}
 	}
 	m.nclass++ // class 0: bytes in no literal
-	newState := func() int32 {
-		for range m.nclass {
-			m.delta = append(m.delta, -1)
-		}
-		m.outs = append(m.outs, nil)
-		return int32(len(m.outs) - 1)
-	}
-	newState()
+	m.first, m.next, m.label, m.outs = []int32{-1}, []int32{-1}, []uint8{0}, [][]int32{nil}
 	for id, l := range lits {
 		s := int32(0)
 		for i := 0; i < len(l); i++ {
-			c := int(m.class[l[i]])
-			nx := m.delta[int(s)*m.nclass+c]
-			if nx < 0 {
-				nx = newState()
-				m.delta[int(s)*m.nclass+c] = nx
+			c := m.class[l[i]]
+			nx := m.child(s, c)
+			if nx == 0 {
+				nx = int32(len(m.outs))
+				m.first, m.label, m.outs = append(m.first, -1), append(m.label, c), append(m.outs, nil)
+				if s == 0 {
+					m.root[c] = nx
+					m.next = append(m.next, -1)
+				} else {
+					m.next = append(m.next, m.first[s])
+					m.first[s] = nx
+				}
 			}
 			s = nx
 		}
 		m.outs[s] = append(m.outs[s], int32(id))
 	}
-	// Breadth first: failure links, completed transitions, inherited outputs.
-	fail := make([]int32, len(m.outs))
+	// Breadth first: each state's failure link from its parent's, and the
+	// outputs of its suffixes.
+	m.fail = make([]int32, len(m.outs))
 	queue := make([]int32, 0, len(m.outs))
-	for c := range m.nclass {
-		nx := m.delta[c]
-		if nx < 0 {
-			m.delta[c] = 0
-			continue
+	for _, nx := range m.root {
+		if nx != 0 {
+			queue = append(queue, nx)
 		}
-		fail[nx] = 0
-		queue = append(queue, nx)
 	}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		m.outs[s] = append(m.outs[s], m.outs[fail[s]]...)
-		for c := range m.nclass {
-			i := int(s)*m.nclass + c
-			nx := m.delta[i]
-			f := m.delta[int(fail[s])*m.nclass+c]
-			if nx < 0 {
-				m.delta[i] = f
-				continue
-			}
-			fail[nx] = f
-			queue = append(queue, nx)
+		m.outs[s] = append(m.outs[s], m.outs[m.fail[s]]...)
+		for ch := m.first[s]; ch >= 0; ch = m.next[ch] {
+			m.fail[ch] = m.goTo(m.fail[s], m.label[ch])
+			queue = append(queue, ch)
 		}
 	}
-	m.fast = make([]uint32, len(m.delta))
-	for i, t := range m.delta {
-		m.fast[i] = uint32(int(t) * m.nclass)
-		if len(m.outs[t]) > 0 {
-			m.fast[i] |= hasOut
-		}
-	}
-	m.delta = nil
+	m.fast = make([]uint32, len(m.outs)*m.nclass)
 	return m
+}
+
+// child is s's trie child on class c, 0 when it has none.
+func (m *litMatcher) child(s int32, c uint8) int32 {
+	if s == 0 {
+		return m.root[c]
+	}
+	for ch := m.first[s]; ch >= 0; ch = m.next[ch] {
+		if m.label[ch] == c {
+			return ch
+		}
+	}
+	return 0
+}
+
+// goTo is the automaton's transition from state s on class c: the trie's
+// edge, else the failure link's transition, down to the root.
+func (m *litMatcher) goTo(s int32, c uint8) int32 {
+	for {
+		if nx := m.child(s, c); nx != 0 || s == 0 {
+			return nx
+		}
+		s = m.fail[s]
+	}
+}
+
+// fill computes and stores the transition at index i of fast.
+func (m *litMatcher) fill(i uint32) uint32 {
+	s, c := int32(int(i)/m.nclass), uint8(int(i)%m.nclass)
+	nx := m.goTo(s, c)
+	t := uint32(int(nx)*m.nclass) | known
+	if len(m.outs[nx]) > 0 {
+		t |= hasOut
+	}
+	atomic.StoreUint32(&m.fast[i], t)
+	return t
 }
 
 // scan sets bit i of found for every literal i that occurs in text. found
 // must hold at least (n+63)/64 words.
 func (m *litMatcher) scan(text string, found []uint64) {
-	delta, class := m.fast, &m.class
+	fast, class := m.fast, &m.class
 	s := uint32(0)
 	for i := 0; i < len(text); i++ {
-		s = delta[s&^hasOut+uint32(class[text[i]])]
-		if s&hasOut != 0 {
-			for _, id := range m.outs[int(s&^hasOut)/m.nclass] {
+		at := s + uint32(class[text[i]])
+		t := atomic.LoadUint32(&fast[at])
+		if t == 0 {
+			t = m.fill(at)
+		}
+		s = t &^ (hasOut | known)
+		if t&hasOut != 0 {
+			for _, id := range m.outs[int(s)/m.nclass] {
 				found[id>>6] |= 1 << (id & 63)
 			}
 		}
 	}
 }
+
+// known marks a filled transition (the root's state*nclass is 0).
+const known = 1 << 30
 
 // hasOut marks a fast transition into a state that completes a literal.
 const hasOut = 1 << 31
