@@ -195,13 +195,23 @@ func TestCrashPoints(t *testing.T) {
 					}
 				}
 			}
+			// Every sequence has a world of its own: they run as parallel
+			// subtests (within -parallel), and the figures are logged once
+			// all of them are done.
+			t.Cleanup(func() {
+				t.Logf("%s: %d durable steps per run; %d single-kill and %d two-kill sequences; %d kills landed; 0 doubles, 0 lost (%s)",
+					kind, fig.points.Load(), fig.single.Load(), fig.double.Load(), fig.killed.Load(), time.Since(start).Round(time.Second))
+			})
 			for n := 1; n <= len(steps); n++ {
-				w, recv := crashPointWorld(t, kind)
-				if runUntilKilled(t, w, strconv.Itoa(n)) {
-					fig.killed.Add(1)
-				}
-				checkAtMostOnce(t, w, recv, fmt.Sprintf("kill at step %d (%s)", n, steps[n-1]))
-				fig.single.Add(1)
+				t.Run(fmt.Sprintf("kill_%02d", n), func(t *testing.T) {
+					t.Parallel()
+					w, recv := crashPointWorld(t, kind)
+					if runUntilKilled(t, w, strconv.Itoa(n)) {
+						fig.killed.Add(1)
+					}
+					checkAtMostOnce(t, w, recv, fmt.Sprintf("kill at step %d (%s)", n, steps[n-1]))
+					fig.single.Add(1)
+				})
 			}
 			for n := 1; n <= len(steps); n++ {
 				name := steps[n-1]
@@ -211,17 +221,18 @@ func TestCrashPoints(t *testing.T) {
 					continue
 				}
 				for _, m := range window {
-					w, recv := crashPointWorld(t, kind)
-					runUntilKilled(t, w, strconv.Itoa(n))
-					if runUntilKilled(t, w, m) {
-						fig.killed.Add(1)
-					}
-					checkAtMostOnce(t, w, recv, fmt.Sprintf("kill at step %d (%s), then at %s", n, name, m))
-					fig.double.Add(1)
+					t.Run(fmt.Sprintf("kill_%02d_then_%s", n, m), func(t *testing.T) {
+						t.Parallel()
+						w, recv := crashPointWorld(t, kind)
+						runUntilKilled(t, w, strconv.Itoa(n))
+						if runUntilKilled(t, w, m) {
+							fig.killed.Add(1)
+						}
+						checkAtMostOnce(t, w, recv, fmt.Sprintf("kill at step %d (%s), then at %s", n, name, m))
+						fig.double.Add(1)
+					})
 				}
 			}
-			t.Logf("%s: %d durable steps per run; %d single-kill and %d two-kill sequences; %d kills landed; 0 doubles, 0 lost (%s)",
-				kind, fig.points.Load(), fig.single.Load(), fig.double.Load(), fig.killed.Load(), time.Since(start).Round(time.Second))
 		})
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -55,15 +57,56 @@ func binary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "contentpipe")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		wd, err := os.Getwd()
 		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+			binErr = err
+			return
 		}
+		sum := sha256.Sum256([]byte(wd))
+		kept := filepath.Join(testCacheDir(), "bin-"+hex.EncodeToString(sum[:6]), "contentpipe")
+		binErr = buildKept(".", ".", kept, binPath)
 	})
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+// testCacheDir is where the tests keep what outlives one test process
+// (built binaries, extracted sources): contentpipe-test under the user's
+// cache directory, or under the temporary directory when there is none.
+func testCacheDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "contentpipe-test")
+}
+
+// buildKept runs go build of pkg in dir with its output at kept, a path
+// that stays from one test process to the next, then hard-links (or
+// copies) it to bin. Go build does not link again when kept is already
+// the binary of these sources, which saves the link (seconds of CPU for
+// a cgo binary) that a fresh output path costs every time; bin is this
+// process's own copy, so a later build that replaces kept does not
+// change the binary a running test process uses.
+func buildKept(dir, pkg, kept, bin string) error {
+	if err := os.MkdirAll(filepath.Dir(kept), 0o755); err != nil {
+		return err
+	}
+	build := exec.Command("go", "build", "-o", kept, pkg)
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	if err := os.Link(kept, bin); err == nil {
+		return nil
+	}
+	b, err := os.ReadFile(kept)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(bin, b, 0o755)
 }
 
 type result struct {
