@@ -111,10 +111,11 @@ func (s *Store) ReserveCap(ctx context.Context, provider string, dayStart time.T
 		if err := s.pgLock(ctx, tx, pgLockSpend); err != nil {
 			return err
 		}
-		var err error
-		if used, _, _, err = linkUse(ctx, tx, provider, dayStart); err != nil {
+		n, _, _, err := linkUse(ctx, tx, provider, dayStart)
+		if err != nil {
 			return err
 		}
+		used = n
 		if limit > 0 && used >= limit {
 			return nil
 		}

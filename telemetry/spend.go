@@ -112,9 +112,13 @@ func dayKey(t time.Time) string { return FormatTime(t)[:10] }
 // ReserveSpend checks r against every limit it carries and takes one
 // reservation when all hold, in one IMMEDIATE transaction (so concurrent
 // processes cannot both take the last of a limit; on PostgreSQL every
-// reservation holds pgLockSpend to its commit). A settlement running at the
-// same time takes no lock: it changes only its own row and reads nothing a
-// reservation writes, so either order of the two is a serial one. The output estimate is
+// reservation holds pgLockSpend to its commit). It reads its limits' use from
+// cap_days and spend_days. A settlement running at the same time takes no
+// lock: its row's triggers add a difference to those totals (a relative
+// update, made under the totals row's lock on PostgreSQL, where a
+// SERIALIZABLE settlement that meets a concurrent reservation's update is
+// retried), and a reservation's decision does not change what a settlement
+// adds, so either order of the two is a serial one. The output estimate is
 // the median output of the link's last settled calls (at most
 // recentOutputs), else r.MaxOutput; the cost estimate prices the input
 // estimate and that output at r.Price. A limit is crossed when its use
