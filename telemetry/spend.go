@@ -128,20 +128,27 @@ func (s *Store) ReserveSpend(ctx context.Context, r chain.SpendRequest) (chain.S
 	var g chain.SpendGrant
 	err := s.writeMode(ctx, "reserve "+r.Provider, writeMode{locked: true}, func(tx *sql.Tx) error {
 		g = chain.SpendGrant{}
-		out, err := outputEstimate(ctx, tx, r.Provider, r.MaxOutput)
-		if err != nil {
-			return err
-		}
-		// The estimate reads settled rows only and need not see the last
-		// settlement: the lock, held to the commit, covers the decision.
 		if err := s.pgLock(ctx, tx, pgLockSpend); err != nil {
 			return err
 		}
-		g.EstTokens, g.EstUSD = r.InputTokens+out, r.Price.Cost(r.InputTokens, out)
 		n, tokens, linkUSD, err := linkUse(ctx, tx, r.Provider, r.DayStart)
 		if err != nil {
 			return err
 		}
+		// A cap counts requests, not estimates: a link at its cap is
+		// refused before the estimate is read (a simulated year meets
+		// that refusal more often than any other).
+		if r.Cap > 0 && n+1 > r.Cap {
+			g.Refused, g.Used, g.Limit = chain.LimitCap, float64(n), float64(r.Cap)
+			return nil
+		}
+		// The estimate reads settled rows only and need not see the last
+		// settlement: the lock, held to the commit, covers the decision.
+		out, err := outputEstimate(ctx, tx, r.Provider, r.MaxOutput)
+		if err != nil {
+			return err
+		}
+		g.EstTokens, g.EstUSD = r.InputTokens+out, r.Price.Cost(r.InputTokens, out)
 		chainDay, chainMonth := 0.0, 0.0
 		if r.ChainDailyUSD > 0 || r.ChainMonthlyUSD > 0 {
 			// Only the month's days when a monthly limit needs them; a
@@ -159,16 +166,14 @@ FROM spend_days WHERE day >= ? AND day < ?`, dayKey(r.ChainDayStart), dayKey(fro
 			}
 		}
 		for _, c := range []struct {
-			limit      chain.SpendLimit
-			used, max  float64
-			this       float64
-			countLimit bool
+			limit     chain.SpendLimit
+			used, max float64
+			this      float64
 		}{
-			{chain.LimitCap, float64(n), float64(r.Cap), 1, true},
-			{chain.LimitTokens, float64(tokens), float64(r.DailyTokens), float64(g.EstTokens), false},
-			{chain.LimitLinkUSD, linkUSD, r.DailyUSD, g.EstUSD, false},
-			{chain.LimitChainDay, chainDay, r.ChainDailyUSD, g.EstUSD, false},
-			{chain.LimitChainMonth, chainMonth, r.ChainMonthlyUSD, g.EstUSD, false},
+			{chain.LimitTokens, float64(tokens), float64(r.DailyTokens), float64(g.EstTokens)},
+			{chain.LimitLinkUSD, linkUSD, r.DailyUSD, g.EstUSD},
+			{chain.LimitChainDay, chainDay, r.ChainDailyUSD, g.EstUSD},
+			{chain.LimitChainMonth, chainMonth, r.ChainMonthlyUSD, g.EstUSD},
 		} {
 			if c.max > 0 && c.used+c.this > c.max {
 				g.Refused, g.Used, g.Limit = c.limit, c.used, c.max
