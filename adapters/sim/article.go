@@ -237,8 +237,9 @@ func (g *generator) sentence() string {
 }
 
 // paragraph writes sentences after lead until the paragraph has at least
-// goal words, then appends tail.
-func (g *generator) paragraph(goal int, lead, tail []string) string {
+// goal words, then appends tail. It returns the paragraph and its words
+// (the parts' words: a space between two parts never joins two words).
+func (g *generator) paragraph(goal int, lead, tail []string) (string, int) {
 	var parts []string
 	words := 0
 	for _, s := range lead {
@@ -257,7 +258,7 @@ func (g *generator) paragraph(goal int, lead, tail []string) string {
 		parts = append(parts, s)
 		words += countWords(s)
 	}
-	return strings.Join(append(parts, end...), " ")
+	return strings.Join(append(parts, end...), " "), words
 }
 
 // articleJSON is the answer shape of data/article.schema.json.
@@ -305,16 +306,17 @@ func (g *generator) article(thin bool) articleJSON {
 	written := 0
 	for i := range n {
 		secGoal := max(floor, (goal-written+(n-i)-1)/(n-i))
-		body := g.section(i, n, secGoal)
-		written += countWords(body)
+		body, words := g.section(i, n, secGoal)
+		written += words
 		art.Sections = append(art.Sections, sectionJSON{H2: heads[i], Body: body})
 	}
 	return art
 }
 
 // section writes section i of n with about goal words in one to four
-// paragraphs; the first opens the article, the last closes it.
-func (g *generator) section(i, n, goal int) string {
+// paragraphs; the first opens the article, the last closes it. It returns
+// the section's body and its words.
+func (g *generator) section(i, n, goal int) (string, int) {
 	p := min(max(goal/95, 1), 4)
 	bk := g.bank
 	var paras []string
@@ -328,11 +330,11 @@ func (g *generator) section(i, n, goal int) string {
 			c := newDeck(bk.closing, g.rng)
 			tail = []string{c.next(g.rng), c.next(g.rng)}
 		}
-		para := g.paragraph((goal-words+(p-j)-1)/(p-j), lead, tail)
-		words += countWords(para)
+		para, pw := g.paragraph((goal-words+(p-j)-1)/(p-j), lead, tail)
+		words += pw
 		paras = append(paras, para)
 	}
-	return strings.Join(paras, "\n\n")
+	return strings.Join(paras, "\n\n"), words
 }
 
 // lowQuality writes a schema-valid but thin article: two or three short
@@ -342,7 +344,8 @@ func (g *generator) lowQuality() articleJSON {
 	heads := g.headings(n)
 	art := articleJSON{Title: g.b.title}
 	for i := range n {
-		art.Sections = append(art.Sections, sectionJSON{H2: heads[i], Body: g.paragraph(20+g.rng.IntN(20), nil, nil)})
+		body, _ := g.paragraph(20+g.rng.IntN(20), nil, nil)
+		art.Sections = append(art.Sections, sectionJSON{H2: heads[i], Body: body})
 	}
 	return art
 }

@@ -398,14 +398,17 @@ func (s *Server) compose(t turn, c call) answer {
 	case FaultSlowFirstToken:
 		a.slow = t.prof.firstTokenDelay()
 	}
+	a.out = -1 // not counted yet
 	if a.finish == finishStop && c.maxTokens > 0 {
-		if est := tokensOf(a.text); est > c.maxTokens {
+		if a.out = tokensOf(a.text); a.out > c.maxTokens {
 			r := []rune(a.text)
-			keep := int(float64(len(r)) * float64(c.maxTokens) / float64(est))
-			a.text, a.finish = string(r[:keep]), finishLength
+			keep := int(float64(len(r)) * float64(c.maxTokens) / float64(a.out))
+			a.text, a.finish, a.out = string(r[:keep]), finishLength, -1
 		}
 	}
-	a.out = tokensOf(a.text)
+	if a.out < 0 {
+		a.out = tokensOf(a.text)
+	}
 	if s.flavor == FlavorGemini && a.finish != finishSafety {
 		a.thoughtTokens = 120 + rng.IntN(480)
 		if b.health {
