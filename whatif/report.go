@@ -91,34 +91,56 @@ type walk struct {
 // the distinct UTC days blackouts touch; one still open at the end closes
 // at end.
 func blackouts(walks []walk, end time.Time) (hours float64, n, days int) {
-	touched := map[string]bool{}
-	var open time.Time
-	failed := 0
-	closeGap := func(at time.Time) {
-		if failed >= BlackoutWalks && at.Sub(open) >= BlackoutMin {
-			hours += at.Sub(open).Hours()
-			n++
-			for d := open.Truncate(24 * time.Hour); d.Before(at); d = d.Add(24 * time.Hour) {
-				touched[d.Format("2006-01-02")] = true
-			}
-		}
-		open, failed = time.Time{}, 0
-	}
+	var m blackoutMeter
 	for _, w := range walks {
-		switch {
-		case w.noAnswer:
-			if open.IsZero() {
-				open = w.start
-			}
-			failed++
-		case w.published && !open.IsZero():
-			closeGap(w.end)
+		m.add(w)
+	}
+	return m.result(end)
+}
+
+// blackoutMeter is blackouts measured walk by walk, so that a simulated
+// year keeps no list of its walks.
+type blackoutMeter struct {
+	touched map[string]bool // UTC days a blackout touched
+	open    time.Time       // start of the gap being measured, zero when none
+	failed  int             // unanswered walks in it
+	hours   float64
+	n       int
+}
+
+func (m *blackoutMeter) add(w walk) {
+	switch {
+	case w.noAnswer:
+		if m.open.IsZero() {
+			m.open = w.start
+		}
+		m.failed++
+	case w.published && !m.open.IsZero():
+		m.closeGap(w.end)
+	}
+}
+
+func (m *blackoutMeter) closeGap(at time.Time) {
+	if m.failed >= BlackoutWalks && at.Sub(m.open) >= BlackoutMin {
+		m.hours += at.Sub(m.open).Hours()
+		m.n++
+		if m.touched == nil {
+			m.touched = map[string]bool{}
+		}
+		for d := m.open.Truncate(24 * time.Hour); d.Before(at); d = d.Add(24 * time.Hour) {
+			m.touched[d.Format("2006-01-02")] = true
 		}
 	}
-	if !open.IsZero() {
-		closeGap(end)
+	m.open, m.failed = time.Time{}, 0
+}
+
+// result closes a gap still open at end and returns the blackout hours,
+// their number and the days they touched.
+func (m *blackoutMeter) result(end time.Time) (hours float64, n, days int) {
+	if !m.open.IsZero() {
+		m.closeGap(end)
 	}
-	return hours, n, len(touched)
+	return m.hours, m.n, len(m.touched)
 }
 
 // readRow reads a scenario's figures back from its database: the

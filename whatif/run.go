@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -105,6 +107,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	_, rep.Drift = w.DriftStart()
 	rep.Mechanisms = w.model.mechanisms()
 	gate := &memoGate{g: cfg.Chain.Gate}
+	step := newLockstep(len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	var progress sync.Mutex
@@ -118,12 +121,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer step.leave(i)
 			if cfg.Progress != nil {
 				progress.Lock()
 				cfg.Progress(name, false)
 				progress.Unlock()
 			}
-			row, err := cfg.scenario(ctx, name, links, naive, gate)
+			row, err := cfg.scenario(ctx, name, links, naive, gate, func(day int) { step.arrive(i, day) })
 			if err != nil {
 				errs[i] = fmt.Errorf("scenario %s: %w", name, err)
 				return
@@ -143,6 +147,51 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
+// lockstep keeps the scenarios of a Run within lockstepDays simulated days
+// of each other: a scenario that finished a day waits while another that
+// still runs is more than that behind. The scenarios meet the same answers
+// for the same jobs (common random numbers), so in step they meet them
+// while memoGate still holds the verdict; unpaced, the fastest scenario
+// ran weeks ahead of the slowest and almost every answer was scored once
+// per scenario. It changes no figure: each scenario is deterministic on
+// its own clock.
+type lockstep struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	days []int // days each scenario finished; math.MaxInt once it left
+}
+
+// lockstepDays is how far ahead of the slowest running scenario another
+// may be, in simulated days.
+const lockstepDays = 1
+
+func newLockstep(n int) *lockstep {
+	l := &lockstep{days: make([]int, n)}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+// arrive records that scenario i finished day and waits while a running
+// scenario is more than lockstepDays behind it.
+func (l *lockstep) arrive(i, day int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.days[i] = day
+	l.cond.Broadcast()
+	for slices.Min(l.days) < day-lockstepDays {
+		l.cond.Wait()
+	}
+}
+
+// leave records that scenario i ended (finished, failed or cancelled):
+// nobody waits for it any more.
+func (l *lockstep) leave(i int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.days[i] = math.MaxInt
+	l.cond.Broadcast()
+}
+
 // memoGate remembers the real gate's verdicts by answer text and spec. The
 // gate is a pure function of those, and the scenarios meet the same answers
 // for the same jobs, so each distinct answer is scored once. It keeps two
@@ -157,7 +206,7 @@ type memoGate struct {
 }
 
 // memoGateGen is the size of one generation of memoGate.
-const memoGateGen = 4096
+const memoGateGen = 1024
 
 type gateKey struct {
 	sum  [32]byte
@@ -252,7 +301,7 @@ func DailyTopics(n int, from []chain.BacklogTopic) []chain.BacklogTopic {
 }
 
 // scenario runs one scenario and reads its row back.
-func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Link, naive bool, gate chain.Gate) (Row, error) {
+func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Link, naive bool, gate chain.Gate, arrive func(day int)) (Row, error) {
 	w := cfg.World
 	path := filepath.Join(cfg.Dir, name+".db")
 	store, err := cfg.Open(path)
@@ -266,11 +315,13 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 		return Row{}, err
 	}
 	pub := &countingPublisher{by: map[string]int{}}
-	dayDone := func(int) {}
-	if cfg.DayDone != nil {
-		dayDone = func(day int) { cfg.DayDone(name, day) }
+	dayDone := func(day int) {
+		if cfg.DayDone != nil {
+			cfg.DayDone(name, day)
+		}
+		arrive(day)
 	}
-	walks, due, err := cfg.drive(ctx, ch, store, clock, pub, dayDone)
+	meter, due, err := cfg.drive(ctx, ch, store, clock, pub, dayDone)
 	if err != nil {
 		return Row{}, err
 	}
@@ -305,7 +356,7 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 		row.SuccessRate = float64(row.Published) / float64(row.Jobs)
 	}
 	end := w.start.AddDate(0, 0, w.days)
-	row.BlackoutHours, row.Blackouts, row.BlackoutDays = blackouts(walks, end)
+	row.BlackoutHours, row.Blackouts, row.BlackoutDays = meter.result(end)
 	for sev, n := range row.Alerts30d {
 		row.Alerts30d[sev] = n * 30 / float64(w.days)
 	}
@@ -355,12 +406,12 @@ func (cfg *Config) scenarioChain(name string, order []*chain.Link, naive bool, g
 
 // drive runs every day of the World through ch: at each run time of the
 // day it sets clock and does the run of the product (runs.Run) on the
-// scenario's store. It returns every job's pass through the chain, in
-// order, and the number of backlog jobs that were due at some run. dayDone
-// is told each day it finished.
-func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock, pub chain.Publisher, dayDone func(day int)) ([]walk, int, error) {
+// scenario's store. It returns the blackouts of every job's pass through
+// the chain, measured in order, and the number of backlog jobs that were
+// due at some run. dayDone is told each day it finished.
+func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, clock *sim.VirtualClock, pub chain.Publisher, dayDone func(day int)) (*blackoutMeter, int, error) {
 	w := cfg.World
-	var walks []walk
+	meter := &blackoutMeter{}
 	var last time.Time
 	due := map[string]bool{}
 	run := &runs.Run{
@@ -374,7 +425,7 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 			PostsPerDay: cfg.PostsPerDay,
 			OnJob: func(r chain.JobReport) {
 				now := clock.Now()
-				walks = append(walks, walk{start: last, end: now, published: r.Status == chain.JobPublished,
+				meter.add(walk{start: last, end: now, published: r.Status == chain.JobPublished,
 					noAnswer: r.Status == chain.JobDeferred || r.Status == chain.JobHalted})
 				last = now
 			},
@@ -416,7 +467,7 @@ func (cfg *Config) drive(ctx context.Context, ch *chain.Chain, store Store, cloc
 		}
 		dayDone(day + 1)
 	}
-	return walks, len(due), nil
+	return meter, len(due), nil
 }
 
 // dayEvent is a run or a weekly report at an offset of a day.

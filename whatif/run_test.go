@@ -302,3 +302,50 @@ func TestBudgetWarnAtIsTheConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestLockstepKeepsScenariosInStep: a fast scenario waits for a slow one
+// at each day (so memoGate still holds the answers they share), and a
+// scenario that ends early holds nobody back.
+func TestLockstepKeepsScenariosInStep(t *testing.T) {
+	const days = 12
+	l := newLockstep(3)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var lags []string
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer l.leave(i)
+			last := days
+			if i == 2 {
+				last = 3 // ends early, as a failed scenario does
+			}
+			for d := 1; d <= last; d++ {
+				if i == 1 {
+					time.Sleep(2 * time.Millisecond) // the slow one
+				}
+				l.arrive(i, d)
+				l.mu.Lock()
+				for j, dj := range l.days {
+					if dj < d-lockstepDays {
+						mu.Lock()
+						lags = append(lags, fmt.Sprintf("scenario %d went past day %d while scenario %d had finished %d", i, d, j, dj))
+						mu.Unlock()
+					}
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the scenarios did not finish: the lockstep waits for one that left")
+	}
+	for _, s := range lags {
+		t.Error(s)
+	}
+}
