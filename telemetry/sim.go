@@ -65,8 +65,10 @@ func OpenScratch(path string) (*Store, error) {
 	return s, nil
 }
 
-// scratchCacheKiB is each scratch database's page cache.
-const scratchCacheKiB = 32 << 10
+// scratchCacheKiB is each scratch database's page cache: four scenarios'
+// caches are part of a simulated year's memory (the pages they miss are
+// read from the operating system's cache of the file).
+const scratchCacheKiB = 16 << 10
 
 // scratchBatch is how many store transactions one outer transaction of a
 // scratch database holds.

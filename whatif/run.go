@@ -151,10 +151,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // of each other: a scenario that finished a day waits while another that
 // still runs is more than that behind. The scenarios meet the same answers
 // for the same jobs (common random numbers), so in step they meet them
-// while memoGate still holds the verdict; unpaced, the fastest scenario
-// ran weeks ahead of the slowest and almost every answer was scored once
-// per scenario. It changes no figure: each scenario is deterministic on
-// its own clock.
+// while memoGate still holds the verdict, and the memo can stay small:
+// unpaced, the single-link scenario of a many-sites year ran months ahead
+// of the others (BENCHMARKS.md §12). It changes no figure: each scenario
+// is deterministic on its own clock.
 type lockstep struct {
 	mu   sync.Mutex
 	cond *sync.Cond
