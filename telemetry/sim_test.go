@@ -144,6 +144,11 @@ func TestScratchIsWrittenOnClose(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("a durable write: %v", err)
 	}
+	// The failed write left the job; the durable one set its title.
+	var title string
+	if err := s.db.QueryRowContext(ctx, "SELECT title FROM jobs").Scan(&title); err != nil || title != "durable" {
+		t.Fatalf("before the publish times the job's title is %q (%v), want the durable write's", title, err)
+	}
 	// Reading the publish times ends the batching and sends temporary
 	// storage to files; a write after it is a plain transaction that lands.
 	if _, err := s.PublishSeconds(ctx); err != nil {
@@ -170,7 +175,6 @@ func TestScratchIsWrittenOnClose(t *testing.T) {
 	if tot, err := r.JobTotals(ctx, "gemini"); err != nil || tot.Jobs != 1 {
 		t.Fatalf("the written file has %+v (%v), want the one job", tot, err)
 	}
-	var title string
 	if err := r.db.QueryRowContext(ctx, "SELECT title FROM jobs").Scan(&title); err != nil || title != "after" {
 		t.Fatalf("the job's title %q (%v), want the last write's", title, err)
 	}
