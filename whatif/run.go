@@ -174,13 +174,23 @@ func newLockstep(n int) *lockstep {
 }
 
 // arrive records that scenario i finished day and waits while a running
-// scenario is more than lockstepDays behind it.
-func (l *lockstep) arrive(i, day int) {
+// scenario is more than lockstepDays behind it, or until ctx ends (the
+// scenario then finds ctx ended at its next run).
+func (l *lockstep) arrive(ctx context.Context, i, day int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.days[i] = day
 	l.cond.Broadcast()
-	for slices.Min(l.days) < day-lockstepDays {
+	if slices.Min(l.days) >= day-lockstepDays {
+		return
+	}
+	stop := context.AfterFunc(ctx, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.cond.Broadcast()
+	})
+	defer stop()
+	for ctx.Err() == nil && slices.Min(l.days) < day-lockstepDays {
 		l.cond.Wait()
 	}
 }
@@ -322,7 +332,7 @@ func (cfg *Config) scenario(ctx context.Context, name string, order []*chain.Lin
 		if cfg.DayDone != nil {
 			cfg.DayDone(name, day)
 		}
-		step.arrive(i, day)
+		step.arrive(ctx, i, day)
 	}
 	meter, due, err := cfg.drive(ctx, ch, store, clock, pub, dayDone)
 	if err != nil {

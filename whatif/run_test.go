@@ -303,6 +303,28 @@ func TestBudgetWarnAtIsTheConfigs(t *testing.T) {
 	}
 }
 
+// TestLockstepWaitEndsWithContext: a scenario waiting for one that neither
+// finishes a day nor leaves (it is stuck in a long run) stops waiting when
+// the run's context ends.
+func TestLockstepWaitEndsWithContext(t *testing.T) {
+	l := newLockstep(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	returned := make(chan struct{})
+	go func() { l.arrive(ctx, 0, 5); close(returned) }()
+	select {
+	case <-returned:
+		t.Fatal("arrive returned while the other scenario was four days behind and ctx was live")
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case <-returned:
+	case <-time.After(30 * time.Second):
+		t.Fatal("arrive still waits after its context ended")
+	}
+}
+
 // TestLockstepKeepsScenariosInStep: a fast scenario waits for a slow one
 // at each day (so memoGate still holds the answers they share), and a
 // scenario that ends early holds nobody back.
@@ -325,7 +347,7 @@ func TestLockstepKeepsScenariosInStep(t *testing.T) {
 				if i == 1 {
 					time.Sleep(2 * time.Millisecond) // the slow one
 				}
-				l.arrive(i, d)
+				l.arrive(context.Background(), i, d)
 				l.mu.Lock()
 				for j, dj := range l.days {
 					if dj < d-lockstepDays {
