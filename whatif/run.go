@@ -181,9 +181,6 @@ func (l *lockstep) arrive(ctx context.Context, i, day int) {
 	defer l.mu.Unlock()
 	l.days[i] = day
 	l.cond.Broadcast()
-	if slices.Min(l.days) >= day-lockstepDays {
-		return
-	}
 	stop := context.AfterFunc(ctx, func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
