@@ -61,12 +61,11 @@ func (s *Store) RecordAttempt(ctx context.Context, r chain.AttemptRecord) error 
 	}
 	ts := FormatTime(c.TS)
 	return s.write(ctx, "record call", func(tx *sql.Tx) error {
-		var id int64
-		err := tx.QueryRowContext(ctx, insertCall,
+		id, err := s.d.insertID(ctx, tx, insertCall,
 			c.Provider, c.Model, c.RequestID, c.Attempt, ts, c.InputTokens, c.OutputTokens,
 			c.Latency.Milliseconds(), c.FirstToken.Milliseconds(), c.HTTPStatus, c.CostUSD,
 			nullFloat(c.QualityScore), string(c.Outcome), c.PromptVersion, c.PreviousError,
-			boolInt(c.Truncated), boolInt(c.Shadow), string(purpose), checks, c.Detail, boolInt(c.SecretRedacted), c.UsageSuspect).Scan(&id)
+			boolInt(c.Truncated), boolInt(c.Shadow), string(purpose), checks, c.Detail, boolInt(c.SecretRedacted), c.UsageSuspect)
 		if err != nil {
 			return fmt.Errorf("insert call: %w", err)
 		}
@@ -119,8 +118,8 @@ func (s *Store) ReserveCap(ctx context.Context, provider string, dayStart time.T
 		if limit > 0 && used >= limit {
 			return nil
 		}
-		if err := tx.QueryRowContext(ctx, "INSERT INTO cap_reservations (provider, day_start, ts) VALUES (?, ?, ?) RETURNING id",
-			provider, day, FormatTime(now)).Scan(&id); err != nil {
+		if id, err = s.d.insertID(ctx, tx, "INSERT INTO cap_reservations (provider, day_start, ts) VALUES (?, ?, ?) RETURNING id",
+			provider, day, FormatTime(now)); err != nil {
 			return err
 		}
 		used++

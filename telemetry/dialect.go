@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/contentpipe/contentpipe/chain"
@@ -14,7 +16,8 @@ import (
 // transactions and their retries, liveness of a claim's owner, checks,
 // error texts). Everything else is one text for both: the connector
 // rebinds '?' placeholders for PostgreSQL (pg.go), ON CONFLICT upserts and
-// RETURNING id run on both, and timestamps are the same ISO-8601 text.
+// RETURNING id run on both (the hot inserts take their id through
+// insertID), and timestamps are the same ISO-8601 text.
 type dialect struct {
 	name string // BackendSQLite or BackendPostgres
 
@@ -65,6 +68,9 @@ type dialect struct {
 	// quickCheck and integrityCheck are QuickCheck and IntegrityCheck.
 	quickCheck, integrityCheck func(s *Store, ctx context.Context) error
 	queryErr                   func(s *Store, err error) error
+	// insertID runs an INSERT that ends in " RETURNING id" and returns
+	// that id.
+	insertID func(ctx context.Context, tx *sql.Tx, insert string, args ...any) (int64, error)
 }
 
 var sqliteDialect = &dialect{
@@ -84,6 +90,7 @@ var sqliteDialect = &dialect{
 	quickCheck:     (*Store).quickCheckSQLite,
 	integrityCheck: func(s *Store, ctx context.Context) error { return s.check(ctx, "PRAGMA integrity_check") },
 	queryErr:       (*Store).queryErrSQLite,
+	insertID:       insertLastID,
 }
 
 var postgresDialect = &dialect{
@@ -111,4 +118,41 @@ var postgresDialect = &dialect{
 	quickCheck:     func(s *Store, ctx context.Context) error { return s.pgCheck(ctx, stateTables) },
 	integrityCheck: func(s *Store, ctx context.Context) error { return s.pgCheck(ctx, copyTables) },
 	queryErr:       (*Store).queryErrPG,
+	insertID:       insertReturning,
+}
+
+// insertReturning reads the id the INSERT returns.
+func insertReturning(ctx context.Context, tx *sql.Tx, insert string, args ...any) (id int64, err error) {
+	if _, err := withoutReturning(insert); err != nil {
+		return 0, err
+	}
+	err = tx.QueryRowContext(ctx, insert, args...).Scan(&id)
+	return id, err
+}
+
+// insertLastID runs the INSERT without its RETURNING clause and takes the
+// rowid SQLite gives the row (every id column is INTEGER PRIMARY KEY, the
+// rowid's alias). With RETURNING, each execution grew and trimmed the C
+// heap (perf: sysmalloc, madvise, page-table flushes, all absent without
+// it), and the attempt's durable write cost about 100 µs more
+// (BENCHMARKS.md §13).
+func insertLastID(ctx context.Context, tx *sql.Tx, insert string, args ...any) (int64, error) {
+	plain, err := withoutReturning(insert)
+	if err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, plain, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// withoutReturning is insert without the "RETURNING id" it must end in.
+func withoutReturning(insert string) (string, error) {
+	plain, ok := strings.CutSuffix(insert, "RETURNING id")
+	if !ok {
+		return "", fmt.Errorf("insert %q does not end in RETURNING id", insert)
+	}
+	return plain, nil
 }

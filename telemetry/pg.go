@@ -140,7 +140,7 @@ func isPGRetry(err error) bool {
 // pgConnector wraps pgx's connector so that the package's SQL, written with
 // '?' placeholders as SQLite takes them, runs on PostgreSQL unchanged: each
 // statement's '?' become $1, $2, … (see rebind). An INSERT that needs the
-// id it generated says RETURNING id, which both backends run.
+// id it generated says RETURNING id and runs through dialect.insertID.
 type pgConnector struct{ base driver.Connector }
 
 func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {

@@ -180,8 +180,9 @@ FROM spend_days WHERE day >= ? AND day < ?`, dayKey(r.ChainDayStart), dayKey(fro
 				return nil
 			}
 		}
-		return tx.QueryRowContext(ctx, `INSERT INTO cap_reservations (provider, day_start, ts, est_tokens, est_output, est_usd) VALUES (?, ?, ?, ?, ?, ?)
-RETURNING id`, r.Provider, FormatTime(r.DayStart), FormatTime(r.Now), g.EstTokens, out, g.EstUSD).Scan(&g.ID)
+		g.ID, err = s.d.insertID(ctx, tx, `INSERT INTO cap_reservations (provider, day_start, ts, est_tokens, est_output, est_usd) VALUES (?, ?, ?, ?, ?, ?)
+RETURNING id`, r.Provider, FormatTime(r.DayStart), FormatTime(r.Now), g.EstTokens, out, g.EstUSD)
+		return err
 	})
 	if err != nil {
 		return chain.SpendGrant{}, err
